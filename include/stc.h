@@ -1,0 +1,295 @@
+/* stc.h - the one public header of libstc, STCLang in C.
+ *
+ * A program is built from state threads: functions that own a private state
+ * and map (input, state) -> (output, new state).  A host registers C state
+ * threads in an environment, compiles STCLang text (or builds the program
+ * with the builder API), runs it, and reads the result and every thread's
+ * final state.  All handles are opaque; every _free(NULL) is a no-op; errors
+ * are negative int codes that stc_strerror() explains.
+ */
+#ifndef STC_H
+#define STC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STC_VERSION_MAJOR 0
+#define STC_VERSION_MINOR 1
+#define STC_VERSION_PATCH 0
+#define STC_VERSION_STRING "0.1.0"
+
+const char *stc_version(void);
+
+/* ---- Error codes ------------------------------------------------------- */
+
+enum {
+    STC_OK = 0,
+    STC_ENOMEM = -1,   /* out of memory */
+    STC_EINVAL = -2,   /* invalid argument */
+    STC_ECOMPILE = -3, /* the program does not compile (see diagnostics) */
+    STC_ERUNTIME = -4, /* a runtime error (see stc_result_error) */
+    STC_EIO = -5,      /* a file or stream could not be read or written */
+    STC_ETYPE = -6,    /* a value has the wrong type for the operation */
+    STC_ERANGE = -7,   /* index or size out of range */
+    STC_EEXIST = -8,   /* a name is already defined */
+    STC_ENOENT = -9,   /* a name is not defined */
+    STC_ECANCELED = -10, /* the run was cancelled */
+    STC_ELIMIT = -11   /* a nesting, depth or size limit was hit */
+};
+
+/* A static, human-readable description of an error code. Never NULL. */
+const char *stc_strerror(int code);
+
+/* ---- Values -------------------------------------------------------------
+ * A value is a small tagged struct passed by value.  Scalars live inline;
+ * str, list, tuple, inl/inr and user objects are immutable heap objects with
+ * an atomic reference count, safe to share between threads.  Functions named
+ * stc_value_new_* return a value holding one reference the caller owns;
+ * release it with stc_value_release().  Scalars need no release (it is a
+ * no-op on them). On allocation failure constructors return a value with
+ * tag STC_T_INVALID. */
+
+typedef enum stc_tag {
+    STC_T_INVALID = 0,
+    STC_T_UNIT,
+    STC_T_INT,
+    STC_T_FLOAT,
+    STC_T_BOOL,
+    STC_T_STR,
+    STC_T_LIST,
+    STC_T_TUPLE,
+    STC_T_INL,
+    STC_T_INR,
+    STC_T_FUNC,  /* a function value (closure); internal representation */
+    STC_T_USER   /* an opaque user object with a destructor */
+} stc_tag;
+
+typedef struct stc_obj stc_obj; /* opaque heap object */
+
+typedef struct stc_value {
+    stc_tag tag;
+    union {
+        int64_t i;
+        double f;
+        bool b;
+        stc_obj *obj;
+    } as;
+} stc_value;
+
+stc_value stc_value_unit(void);
+stc_value stc_value_int(int64_t i);
+stc_value stc_value_float(double f);
+stc_value stc_value_bool(bool b);
+/* Copies len bytes of s (need not be NUL-terminated). */
+stc_value stc_value_new_str(const char *s, size_t len);
+/* Takes over the references of the n items (they are consumed, even on failure). */
+stc_value stc_value_new_list(size_t n, const stc_value *items);
+stc_value stc_value_new_tuple(size_t n, const stc_value *items);
+/* Takes over the reference of v (consumed, even on failure). */
+stc_value stc_value_new_inl(stc_value v);
+stc_value stc_value_new_inr(stc_value v);
+/* A user object: ptr is passed to destroy(ptr) when the last reference goes. */
+stc_value stc_value_new_user(void *ptr, void (*destroy)(void *ptr));
+
+stc_value stc_value_retain(stc_value v); /* returns v with one more reference */
+void stc_value_release(stc_value v);
+
+/* Accessors. They do not transfer ownership; borrowed results stay valid as
+ * long as the value they came from. */
+bool stc_value_is_valid(stc_value v);
+const char *stc_value_str(stc_value v, size_t *len); /* NUL-terminated; NULL if not a str */
+size_t stc_value_len(stc_value v);                    /* items of a list/tuple, bytes of a str */
+stc_value stc_value_at(stc_value v, size_t i);        /* borrowed item of list/tuple; INVALID if out of range */
+stc_value stc_value_payload(stc_value v);             /* borrowed payload of inl/inr */
+void *stc_value_user(stc_value v);                    /* pointer of a user object, else NULL */
+
+/* Structural equality (floats compare with ==, so NaN != NaN). */
+bool stc_value_equal(stc_value a, stc_value b);
+
+/* Printing. Returns a malloc'd NUL-terminated string the caller frees with
+ * free(), or NULL on allocation failure.  Text is STCLang syntax ("[1, 2]",
+ * "(1, 2.5)", "inl \"a\""), JSON follows the `stc run --json` mapping. */
+char *stc_value_to_text(stc_value v);
+char *stc_value_to_json(stc_value v);
+
+/* ---- Environment and C state threads ----------------------------------- */
+
+typedef struct stc_env stc_env;
+typedef struct stc_ctx stc_ctx; /* per-call context handed to a C thread */
+
+/* How a C thread uses its state; tells the runtime what it may parallelise. */
+typedef enum stc_access {
+    STC_WRITES = 0,      /* reads and writes its state: a serial, in-order stage */
+    STC_READS = 1,       /* only reads its state: may be replicated */
+    STC_PURE = 2,        /* ignores its state: may be replicated */
+    STC_INDEPENDENT = 3  /* output ignores the state, new state ignores the input (g x h) */
+} stc_access;
+
+/* A C state thread: read *in (borrowed), update the state, store an owned
+ * value in *out.  Return 0, or a negative code after stc_ctx_error(). */
+typedef int (*stc_thread_fn)(void *state, const stc_value *in, stc_value *out, stc_ctx *cx);
+
+typedef struct stc_thread_def {
+    const char *name;   /* the name a `thread t = NAME` declaration refers to */
+    stc_thread_fn fn;
+    const char *type;   /* "IN -> OUT" in STCLang type syntax, e.g. "str -> int" */
+    const char *state_type; /* STCLang type of the `init` value; NULL: no init allowed */
+    size_t state_size;  /* bytes of state the runtime allocates per thread instance */
+    /* Initialise a zeroed state.  init is the `init` value, or NULL when the
+     * declaration has none.  Return 0 or a negative code. May be NULL. */
+    int (*state_init)(void *state, const stc_value *init, void *user);
+    void (*state_free)(void *state, void *user);                  /* may be NULL */
+    /* The final state as a value (owned by the caller). May be NULL: unit. */
+    int (*state_to_value)(const void *state, stc_value *out, void *user);
+    stc_access access;
+    void *user;         /* passed to the callbacks above and via stc_ctx_user() */
+} stc_thread_def;
+
+stc_env *stc_env_new(void);
+void stc_env_free(stc_env *env);
+/* Registers a C thread (the definition is copied). STC_EEXIST if the name is
+ * taken, STC_EINVAL if the definition or its type does not parse. */
+int stc_env_add_thread(stc_env *env, const stc_thread_def *def);
+
+/* Record an error from inside a C thread; returns STC_ERUNTIME to return. */
+int stc_ctx_error(stc_ctx *cx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void *stc_ctx_user(stc_ctx *cx);
+
+/* ---- Diagnostics -------------------------------------------------------- */
+
+typedef struct stc_diags stc_diags;
+
+size_t stc_diags_count(const stc_diags *d);
+/* Fields of diagnostic i: file, 1-based line and column, message. */
+const char *stc_diags_file(const stc_diags *d, size_t i);
+int stc_diags_line(const stc_diags *d, size_t i);
+int stc_diags_col(const stc_diags *d, size_t i);
+const char *stc_diags_message(const stc_diags *d, size_t i);
+/* All diagnostics as "FILE:LINE:COL: error: message" lines, each followed by
+ * the source line and a caret. Malloc'd; free() it. NULL if none or no memory. */
+char *stc_diags_format(const stc_diags *d);
+void stc_diags_free(stc_diags *d);
+
+/* ---- Programs ---------------------------------------------------------- */
+
+typedef struct stc_program stc_program;
+
+/* Compiles STCLang source text (len bytes; need not be NUL-terminated).
+ * filename is used in diagnostics.  On success *out is the program and
+ * returns 0.  On failure returns STC_ECOMPILE (or STC_ENOMEM) and, if diags
+ * is not NULL, *diags receives the diagnostics (free with stc_diags_free).
+ * The env must outlive the program. */
+int stc_compile(stc_env *env, const char *src, size_t len, const char *filename,
+                stc_program **out, stc_diags **diags);
+void stc_program_free(stc_program *prog);
+
+/* Number and names of the program's threads, in declaration order. */
+size_t stc_program_thread_count(const stc_program *prog);
+const char *stc_program_thread_name(const stc_program *prog, size_t i);
+
+/* ---- Builder ------------------------------------------------------------
+ * Builds the same program IR from C.  Expression handles (stc_b_expr) belong
+ * to the builder and are freed with it; each may be used once as a child.
+ * Any constructor given a NULL child returns NULL, and the error is reported
+ * by stc_builder_finish, so calls can be nested without checks. */
+
+typedef struct stc_builder stc_builder;
+typedef struct stc_b_expr stc_b_expr;
+
+stc_builder *stc_builder_new(stc_env *env);
+void stc_builder_free(stc_builder *b);
+
+stc_b_expr *stc_b_int(stc_builder *b, int64_t i);
+stc_b_expr *stc_b_float(stc_builder *b, double f);
+stc_b_expr *stc_b_bool(stc_builder *b, bool v);
+stc_b_expr *stc_b_str(stc_builder *b, const char *s);
+stc_b_expr *stc_b_unit(stc_builder *b);
+/* A variable bound by stc_b_let or a body callback. */
+typedef struct stc_b_var stc_b_var;
+stc_b_expr *stc_b_ref(stc_builder *b, stc_b_var *var);
+/* let NAME = value in body(var) */
+stc_b_expr *stc_b_let(stc_builder *b, const char *name, stc_b_expr *value,
+                      stc_b_expr *(*body)(stc_builder *b, stc_b_var *var, void *ud), void *ud);
+stc_b_expr *stc_b_tuple(stc_builder *b, size_t n, stc_b_expr *const *items);
+stc_b_expr *stc_b_list(stc_builder *b, size_t n, stc_b_expr *const *items);
+stc_b_expr *stc_b_inl(stc_builder *b, stc_b_expr *e);
+stc_b_expr *stc_b_inr(stc_builder *b, stc_b_expr *e);
+/* op is one of "||" "&&" "==" "!=" "<" "<=" ">" ">=" "+" "-" "*" "/" "%" */
+stc_b_expr *stc_b_binop(stc_builder *b, const char *op, stc_b_expr *l, stc_b_expr *r);
+/* op is "-" or "not" */
+stc_b_expr *stc_b_unop(stc_builder *b, const char *op, stc_b_expr *e);
+stc_b_expr *stc_b_if(stc_builder *b, stc_b_expr *c, stc_b_expr *t, stc_b_expr *e);
+/* Call a function, thread or builtin by name with n arguments. */
+stc_b_expr *stc_b_call(stc_builder *b, const char *name, size_t n, stc_b_expr *const *args);
+/* case scrutinee of inl x => on_inl(x) | inr y => on_inr(y) */
+stc_b_expr *stc_b_case_sum(stc_builder *b, stc_b_expr *scrutinee,
+                           stc_b_expr *(*on_inl)(stc_builder *b, stc_b_var *x, void *ud),
+                           stc_b_expr *(*on_inr)(stc_builder *b, stc_b_var *y, void *ud), void *ud);
+/* case scrutinee of lits[0] => arms[0] | ... | _ => otherwise (otherwise may be NULL:
+ * no default, a non-matching value is a runtime error). */
+stc_b_expr *stc_b_case_lit(stc_builder *b, stc_b_expr *scrutinee, size_t n,
+                           stc_b_expr *const *lits, stc_b_expr *const *arms, stc_b_expr *otherwise);
+/* smap(fn x => body(x), list) */
+stc_b_expr *stc_b_smap(stc_builder *b, stc_b_expr *list,
+                       stc_b_expr *(*body)(stc_builder *b, stc_b_var *x, void *ud), void *ud);
+
+/* Declarations. fun NAME(p0..pn-1) = body(params); thread NAME = FUN [init e]. */
+int stc_b_fun(stc_builder *b, const char *name, size_t nparams, const char *const *params,
+              stc_b_expr *(*body)(stc_builder *b, stc_b_var *const *params, void *ud), void *ud);
+int stc_b_thread(stc_builder *b, const char *name, const char *fun, stc_b_expr *init /* may be NULL */);
+int stc_b_main(stc_builder *b, stc_b_expr *body);
+
+/* Validates, type-checks and produces the program (see stc_compile for
+ * diags). The builder may be freed afterwards. */
+int stc_builder_finish(stc_builder *b, stc_program **out, stc_diags **diags);
+
+/* ---- Running ------------------------------------------------------------ */
+
+typedef struct stc_run_opts {
+    int workers;          /* 0: the number of online CPUs */
+    int queue_capacity;   /* 0: default */
+    bool reference;       /* run the reference evaluator */
+} stc_run_opts;
+
+typedef struct stc_result stc_result;
+
+/* Runs the program's main.  Returns 0 on success, STC_ERUNTIME when the
+ * program failed (the result then describes the error), or another negative
+ * code.  *out is set whenever the return is 0 or STC_ERUNTIME; free it with
+ * stc_result_free. opts may be NULL for the defaults. */
+int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out);
+
+stc_value stc_result_value(const stc_result *r);  /* borrowed; INVALID after an error */
+size_t stc_result_state_count(const stc_result *r);
+const char *stc_result_state_name(const stc_result *r, size_t i);
+stc_value stc_result_state(const stc_result *r, size_t i); /* borrowed */
+/* The whole result as the `stc run --json` line (malloc'd, no newline). */
+char *stc_result_to_json(const stc_result *r);
+
+/* The runtime error, if the run failed: NULL message when it did not. */
+typedef struct stc_error_info {
+    int code;             /* STC_ERUNTIME, STC_ENOMEM, ... */
+    const char *message;  /* without location */
+    const char *file;     /* source file, or NULL */
+    int line, col;        /* 0 when unknown */
+    const char *thread;   /* the thread being run, or NULL */
+    long long item;       /* index of the innermost smap item, or -1 */
+} stc_error_info;
+stc_error_info stc_result_error(const stc_result *r);
+/* "FILE:LINE:COL: error: message (in thread T, smap item K)"; malloc'd. */
+char *stc_result_error_format(const stc_result *r);
+void stc_result_free(stc_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STC_H */

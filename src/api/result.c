@@ -1,0 +1,121 @@
+/* result.c - the result of a run: value, final states, error. */
+#include "api/result.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/buf.h"
+#include "value/value.h"
+
+stc_result *result_new(size_t nstates, const char *const *names)
+{
+    stc_result *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->value = (stc_value){.tag = STC_T_INVALID};
+    r->err.item = -1;
+    r->nstates = nstates;
+    if (nstates) {
+        r->names = calloc(nstates, sizeof *r->names);
+        r->states = calloc(nstates, sizeof *r->states);
+        if (!r->names || !r->states) { stc_result_free(r); return NULL; }
+        for (size_t i = 0; i < nstates; i++) {
+            r->states[i] = stc_value_unit();
+            r->names[i] = strdup(names[i]);
+            if (!r->names[i]) { stc_result_free(r); return NULL; }
+        }
+    }
+    return r;
+}
+
+void result_vset_error(stc_result *r, int code, const char *file, int line, int col,
+                       const char *thread, long long item, const char *fmt, va_list ap)
+{
+    if (!r || r->err.message) return;
+    buf b = BUF_INIT;
+    buf_vprintf(&b, fmt, ap);
+    char *msg = buf_take(&b);
+    r->err.code = code;
+    /* If memory is short, keep a static message rather than losing the error. */
+    r->owned_message = msg;
+    r->err.message = msg ? msg : "out of memory";
+    r->err.file = file ? strdup(file) : NULL;
+    r->err.line = line;
+    r->err.col = col;
+    r->err.thread = thread ? strdup(thread) : NULL;
+    r->err.item = item;
+}
+
+void result_set_error(stc_result *r, int code, const char *file, int line, int col,
+                      const char *thread, long long item, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    result_vset_error(r, code, file, line, col, thread, item, fmt, ap);
+    va_end(ap);
+}
+
+stc_value stc_result_value(const stc_result *r)
+{
+    return r ? r->value : (stc_value){.tag = STC_T_INVALID};
+}
+size_t stc_result_state_count(const stc_result *r) { return r ? r->nstates : 0; }
+const char *stc_result_state_name(const stc_result *r, size_t i)
+{
+    return r && i < r->nstates ? r->names[i] : NULL;
+}
+stc_value stc_result_state(const stc_result *r, size_t i)
+{
+    return r && i < r->nstates ? r->states[i] : (stc_value){.tag = STC_T_INVALID};
+}
+
+char *stc_result_to_json(const stc_result *r)
+{
+    if (!r) return NULL;
+    buf b = BUF_INIT;
+    buf_puts(&b, "{\"result\": ");
+    val_print_json(&b, r->value);
+    buf_puts(&b, ", \"states\": {");
+    for (size_t i = 0; i < r->nstates; i++) {
+        if (i) buf_puts(&b, ", ");
+        buf_printf(&b, "\"%s\": ", r->names[i]); /* thread names are identifiers: no escaping */
+        val_print_json(&b, r->states[i]);
+    }
+    buf_puts(&b, "}}");
+    return buf_take(&b);
+}
+
+stc_error_info stc_result_error(const stc_result *r)
+{
+    if (!r) return (stc_error_info){.item = -1};
+    return r->err;
+}
+
+char *stc_result_error_format(const stc_result *r)
+{
+    if (!r || !r->err.message) return NULL;
+    const stc_error_info *e = &r->err;
+    buf b = BUF_INIT;
+    if (e->file && e->line > 0) buf_printf(&b, "%s:%d:%d: ", e->file, e->line, e->col);
+    else if (e->file) buf_printf(&b, "%s: ", e->file);
+    buf_printf(&b, "error: %s", e->message);
+    if (e->thread && e->item >= 0) buf_printf(&b, " (in thread '%s', smap item %lld)", e->thread, e->item);
+    else if (e->thread) buf_printf(&b, " (in thread '%s')", e->thread);
+    else if (e->item >= 0) buf_printf(&b, " (smap item %lld)", e->item);
+    return buf_take(&b);
+}
+
+void stc_result_free(stc_result *r)
+{
+    if (!r) return;
+    stc_value_release(r->value);
+    for (size_t i = 0; i < r->nstates; i++) {
+        if (r->names) free(r->names[i]);
+        if (r->states) stc_value_release(r->states[i]);
+    }
+    free(r->names);
+    free(r->states);
+    free(r->owned_message);
+    free((char *)r->err.file);
+    free((char *)r->err.thread);
+    free(r);
+}

@@ -1,0 +1,33 @@
+/* result.h - struct stc_result: result value, final states, error. */
+#ifndef STC_API_RESULT_H
+#define STC_API_RESULT_H
+
+#include <stdarg.h>
+
+#include "stc.h"
+
+struct stc_result {
+    stc_value value;      /* owned; INVALID after an error */
+    size_t nstates;
+    char **names;         /* owned copies, declaration order */
+    stc_value *states;    /* owned; unit for states never initialised */
+    /* Error (err.message == NULL when the run succeeded); strings owned. */
+    stc_error_info err;
+    char *owned_message;  /* err.message when allocated; NULL when static */
+};
+
+/* A result with room for n states (all unit, names copied). NULL on OOM. */
+stc_result *result_new(size_t nstates, const char *const *names);
+/* Records the error; only the first call has an effect (the reference
+ * evaluator's first error is the one reported). file/thread may be NULL,
+ * line/col 0, item -1. */
+void result_set_error(stc_result *r, int code, const char *file, int line, int col,
+                      const char *thread, long long item, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 8, 9)))
+#endif
+    ;
+void result_vset_error(stc_result *r, int code, const char *file, int line, int col,
+                       const char *thread, long long item, const char *fmt, va_list ap);
+
+#endif

@@ -1,0 +1,18 @@
+/* eval.h - the reference evaluator: the meaning of a program.
+ * Call by value, left to right; smap runs item by item, each item through
+ * its whole body before the next; a thread's state is threaded through the
+ * calls in that order; untaken branches touch nothing. */
+#ifndef STC_EVAL_H
+#define STC_EVAL_H
+
+#include "api/result.h"
+#include "ir/ir.h"
+
+/* Evaluates main of a resolved, type-checked program. Initialises every
+ * thread's state (init expressions in declaration order), runs main, then
+ * stores the result value and every final state in res (created by the
+ * caller with result_new(p->nthreads, names)). Returns 0, or STC_ERUNTIME /
+ * STC_ENOMEM / STC_ELIMIT with the error recorded in res. */
+int eval_run(const ir_program *p, stc_result *res);
+
+#endif

@@ -1,0 +1,290 @@
+/* ir.h - the program IR: one tree form for everything STCLang can say.
+ *
+ * Produced by the parser (src/lang) or the builder (src/api/builder.c), then
+ * completed in place by passes, in this order:
+ *   1. ir_resolve (src/ir/resolve.c): names -> locals/functions/threads/
+ *      builtins, arity checks, thread bindings, frame slots and captures;
+ *   2. types_check (src/ir/types.c): type inference, fills every ->type;
+ *   3. consumers: the reference evaluator (src/eval), later the dataflow
+ *      compiler (src/flow).
+ * Everything here is allocated in the program's arena and never freed
+ * individually.  After the passes the IR is read-only, so several threads
+ * may evaluate it at once.
+ */
+#ifndef STC_IR_H
+#define STC_IR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stc.h"
+#include "util/arena.h"
+
+typedef struct ir_loc {
+    int line, col; /* 1-based; 0 = unknown (e.g. built from C without a location) */
+} ir_loc;
+
+/* ---- Types --------------------------------------------------------------
+ * A function type always has exactly one parameter type and one result:
+ * a function of k >= 2 parameters takes the k-tuple of them, a function of
+ * no parameters takes unit.  So `fun f(a, b)` has type (A, B) -> R and
+ * smap(f, xs) needs xs : [(A, B)]. */
+
+typedef enum ir_type_kind {
+    TY_VAR = 0, /* inference variable (see ->ref) */
+    TY_INT,
+    TY_FLOAT,
+    TY_BOOL,
+    TY_STR,
+    TY_UNIT,
+    TY_LIST,  /* args[0] = element */
+    TY_TUPLE, /* n >= 2 items in args */
+    TY_SUM,   /* args[0] + args[1] */
+    TY_FUN    /* args[0] -> args[1] */
+} ir_type_kind;
+
+/* Constraints a TY_VAR carries (resolved when it is bound or defaulted). */
+enum {
+    TYF_NUM = 1u, /* int or float: + - * / unary - */
+    TYF_ORD = 2u, /* int, float or str: < <= > >= */
+    TYF_EQ = 4u   /* no function inside: == != and literal case patterns */
+};
+
+typedef struct ir_type ir_type;
+struct ir_type {
+    ir_type_kind kind;
+    int n;            /* number of args: LIST 1, TUPLE n, SUM 2, FUN 2 */
+    ir_type **args;
+    /* TY_VAR only: */
+    ir_type *ref;     /* bound type, or NULL while free */
+    int id;           /* for printing 'a, 'b ... */
+    int level;        /* let-generalisation level */
+    unsigned flags;   /* TYF_* */
+    bool generic;     /* quantified in a function's type scheme */
+};
+
+/* ---- Variables ---------------------------------------------------------- */
+
+/* A local binder: function/lambda parameter, let, let-tuple or pattern
+ * variable. References point at the binder (IR_VAR.var). */
+typedef struct ir_var {
+    const char *name;
+    ir_loc loc;
+    int slot;         /* frame slot in the enclosing function (ir_resolve) */
+    ir_type *type;    /* (types_check) */
+    struct ir_fun *owner; /* function/lambda whose frame holds it (ir_resolve) */
+} ir_var;
+
+/* ---- Expressions -------------------------------------------------------- */
+
+typedef enum ir_kind {
+    IR_LIT,       /* lit */
+    IR_NAME,      /* unresolved identifier `name` (parser); ir_resolve turns it
+                     into IR_VAR, IR_FUNREF or IR_THREADREF */
+    IR_VAR,       /* local variable var */
+    IR_FUNREF,    /* top-level function index as a value */
+    IR_THREADREF, /* thread index as a value (only valid as smap's 1st argument) */
+    IR_LET,       /* let binders[0] = a in b */
+    IR_LETTUPLE,  /* let (binders[0..nbinders-1]) = a in b */
+    IR_IF,        /* if a then b else c */
+    IR_CASE,      /* case a of alts[0..nalts-1] */
+    IR_LAMBDA,    /* fn: the function is `fn` */
+    IR_INL,       /* inl a */
+    IR_INR,       /* inr a */
+    IR_BINOP,     /* a op b */
+    IR_UNOP,      /* op a */
+    IR_CALL,      /* callee(args...) */
+    IR_TUPLE,     /* (items...), nitems >= 2 */
+    IR_LIST       /* [items...] */
+} ir_kind;
+
+typedef enum ir_binop {
+    OP_OR, OP_AND,                         /* short-circuit */
+    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+    OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD
+} ir_binop;
+
+typedef enum ir_unop { OP_NEG, OP_NOT } ir_unop;
+
+typedef enum ir_callee_kind {
+    CALL_NAME = 0, /* unresolved: callee.name (parser); ir_resolve replaces it */
+    CALL_FUN,      /* top-level function callee.index */
+    CALL_THREAD,   /* thread callee.index */
+    CALL_BUILTIN,  /* builtin callee.index (an ir_builtin) */
+    CALL_VALUE     /* a function value: callee.var (a local holding a closure) */
+} ir_callee_kind;
+
+/* Builtins. The table in src/ir/builtins.c gives name and arity; their
+ * types live in the type checker and their code in the evaluator. */
+typedef enum ir_builtin {
+    BI_SMAP,     /* smap(f, xs) */
+    BI_LEN,      /* len(xs) : list or str -> int */
+    BI_NTH,      /* nth(xs, i) */
+    BI_RANGE,    /* range(a, b) : [int] */
+    BI_FLOAT,    /* float(i) */
+    BI_INT,      /* int(x), truncates toward zero */
+    BI_ROUND,    /* round(x), to nearest (halves away from zero) */
+    BI_SIN_ITER, /* sin_iter(n, x) */
+    BI_COUNT_
+} ir_builtin;
+
+typedef struct ir_builtin_info {
+    const char *name;
+    int arity;
+} ir_builtin_info;
+
+extern const ir_builtin_info ir_builtins[BI_COUNT_];
+/* The builtin called `name`, or -1. */
+int ir_builtin_lookup(const char *name);
+
+typedef enum ir_pat_kind {
+    PAT_LIT,   /* lit (int, float, str, bool or unit) */
+    PAT_WILD,  /* _ */
+    PAT_VAR,   /* binds the whole value to var */
+    PAT_INL,   /* inl var */
+    PAT_INR,   /* inr var */
+    PAT_TUPLE  /* (vars[0..nvars-1]) */
+} ir_pat_kind;
+
+typedef struct ir_expr ir_expr;
+
+typedef struct ir_alt {
+    ir_pat_kind pat;
+    ir_loc loc;
+    stc_value lit;   /* PAT_LIT */
+    ir_var **vars;   /* PAT_VAR/INL/INR: 1; PAT_TUPLE: nvars */
+    int nvars;
+    ir_expr *body;
+} ir_alt;
+
+struct ir_expr {
+    ir_kind kind;
+    ir_loc loc;
+    ir_type *type;        /* (types_check) */
+    ir_expr *a, *b, *c;   /* sub-expressions, per kind above */
+    union {
+        stc_value lit;    /* IR_LIT: owned via an arena_on_free hook */
+        const char *name; /* IR_NAME */
+        ir_var *var;      /* IR_VAR */
+        int index;        /* IR_FUNREF, IR_THREADREF */
+        ir_binop binop;   /* IR_BINOP */
+        ir_unop unop;     /* IR_UNOP */
+        struct ir_fun *fn;/* IR_LAMBDA */
+        struct {          /* IR_LET, IR_LETTUPLE */
+            ir_var **binders;
+            int nbinders;
+        } let;
+        struct {          /* IR_CASE */
+            ir_alt *alts;
+            int nalts;
+        } cas;
+        struct {          /* IR_TUPLE, IR_LIST */
+            ir_expr **items;
+            int nitems;
+        } agg;
+        struct {          /* IR_CALL */
+            ir_callee_kind kind;
+            union {
+                const char *name; /* CALL_NAME */
+                int index;        /* CALL_FUN, CALL_THREAD, CALL_BUILTIN */
+                ir_var *var;      /* CALL_VALUE */
+            } callee;
+            ir_loc callee_loc;
+            ir_expr **args;
+            int nargs;
+        } call;
+    } u;
+};
+
+/* ---- Functions, lambdas, threads, program -------------------------------- */
+
+/* A top-level `fun` or a lambda (`fn`).  Its frame has nslots slots:
+ * captured values first (lambdas only, in captures order), then the
+ * parameters, then every let/pattern binder of the body. */
+typedef struct ir_fun {
+    const char *name;    /* top-level name, or "<fn>" for lambdas */
+    ir_loc loc;
+    ir_var **params;
+    int nparams;
+    ir_expr *body;
+    ir_type *ret_annot;  /* annotated result type or NULL (params carry their own) */
+    ir_type **param_annots; /* per parameter, NULL entries when not annotated */
+    ir_type *type;       /* (types_check) the function type; generic vars marked */
+    int index;           /* top-level: its index in program->funs; lambda: -1 */
+    /* (ir_resolve) */
+    int nslots;
+    ir_var **captures;   /* outer binders a lambda captures (slot i holds captures[i]) */
+    int ncaptures;
+} ir_fun;
+
+typedef enum ir_thread_kind { THREAD_LANG, THREAD_C } ir_thread_kind;
+
+typedef struct ir_thread {
+    const char *name;
+    ir_loc loc;
+    const char *target;  /* the function name after '=' */
+    ir_loc target_loc;
+    ir_expr *init;       /* the init expression, or NULL */
+    /* (ir_resolve) */
+    ir_thread_kind kind;
+    int fun;             /* THREAD_LANG: index in program->funs */
+    const stc_thread_def *cdef; /* THREAD_C: the registered definition */
+    int ninputs;         /* THREAD_LANG: fun's nparams - 1; THREAD_C: 1 */
+    /* (types_check) */
+    ir_type *in_type;    /* unit (0 inputs), the input, or the tuple of inputs */
+    ir_type *out_type;
+    ir_type *state_type;
+    stc_access access;   /* declared (C) or inferred (lang; STC_WRITES until the
+                            flow compiler's analysis refines it) */
+} ir_thread;
+
+typedef struct ir_program {
+    arena *arena;
+    const char *file;
+    ir_fun **funs;       /* top-level functions in declaration order */
+    int nfuns, funs_cap;
+    ir_thread **threads; /* in declaration order */
+    int nthreads, threads_cap;
+    ir_expr *main;       /* NULL until declared */
+    ir_loc main_loc;
+    int main_nslots;     /* (ir_resolve) frame size for evaluating main */
+    int init_nslots;     /* (ir_resolve) frame size for evaluating any init */
+    int next_type_id;    /* (types_check) counter for TY_VAR ids */
+    const stc_env *env;
+} ir_program;
+
+/* Limits that keep every recursive pass bounded (no stack overflow). */
+#define IR_MAX_DEPTH 1000      /* expression and type nesting the parser accepts */
+
+/* Constructors (arena-allocated, zeroed; NULL when out of memory). */
+ir_program *ir_program_new(const char *file, const stc_env *env);
+void ir_program_free(ir_program *p);
+ir_expr *ir_expr_new(ir_program *p, ir_kind kind, ir_loc loc);
+ir_var *ir_var_new(ir_program *p, const char *name, ir_loc loc);
+ir_fun *ir_fun_new(ir_program *p, const char *name, ir_loc loc, int nparams);
+ir_thread *ir_thread_new(ir_program *p, const char *name, ir_loc loc);
+/* Arena-allocated array of n zeroed pointers/structs. */
+void *ir_array(ir_program *p, size_t n, size_t elem_size);
+/* A literal node that takes over v's reference (released with the arena). */
+ir_expr *ir_lit(ir_program *p, stc_value v, ir_loc loc);
+/* Appends to the program's lists; -1 when out of memory. */
+int ir_add_fun(ir_program *p, ir_fun *f);
+int ir_add_thread(ir_program *p, ir_thread *t);
+/* Finds a top-level function/thread by name: index or -1. */
+int ir_find_fun(const ir_program *p, const char *name);
+int ir_find_thread(const ir_program *p, const char *name);
+
+/* Types (arena-allocated). Scalar constructors return fresh nodes. */
+ir_type *ir_type_new(ir_program *p, ir_type_kind kind, int n);
+ir_type *ir_type_var(ir_program *p, int level);
+ir_type *ir_type_resolve(ir_type *t); /* follows TY_VAR refs */
+/* Appends the type in STCLang syntax ("[int] -> (str, float)"; free
+ * variables as 'a, 'b ...) to a malloc'd string; NULL when out of memory. */
+char *ir_type_to_string(ir_type *t);
+
+/* The operator's source spelling ("+", "&&", "not", ...). */
+const char *ir_binop_name(ir_binop op);
+const char *ir_unop_name(ir_unop op);
+
+#endif

@@ -1,0 +1,11 @@
+/* resolve.h - name resolution, arity checks, thread binding, frame slots. */
+#ifndef STC_IR_RESOLVE_H
+#define STC_IR_RESOLVE_H
+
+#include "ir/ir.h"
+#include "util/diag.h"
+
+/* 0 on success; -1 when errors were reported to d (or memory ran out). */
+int ir_resolve(ir_program *p, stc_diags *d);
+
+#endif

@@ -1,0 +1,32 @@
+/* buf.h - growable byte/string buffer.  After any allocation failure the
+ * buffer is marked failed and further appends are ignored; check buf_ok(). */
+#ifndef STC_UTIL_BUF_H
+#define STC_UTIL_BUF_H
+#include <stdbool.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+typedef struct buf {
+    char *data; /* NUL-terminated when len > 0 */
+    size_t len, cap;
+    bool failed;
+} buf;
+
+#define BUF_INIT {NULL, 0, 0, false}
+
+void buf_putc(buf *b, char c);
+void buf_put(buf *b, const char *s, size_t n);
+void buf_puts(buf *b, const char *s);
+void buf_printf(buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void buf_vprintf(buf *b, const char *fmt, va_list ap);
+static inline bool buf_ok(const buf *b) { return !b->failed; }
+/* Returns the malloc'd string (an empty one if nothing was written) and
+ * resets b; NULL if an allocation failed. */
+char *buf_take(buf *b);
+void buf_free(buf *b);
+
+#endif

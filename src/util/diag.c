@@ -1,0 +1,104 @@
+/* diag.c - recording and formatting compile diagnostics. */
+#include "diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+stc_diags *diags_new(const char *file, const char *src, size_t len)
+{
+    stc_diags *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->file = strdup(file ? file : "<input>");
+    if (src) {
+        d->src = malloc(len + 1);
+        if (d->src) {
+            memcpy(d->src, src, len);
+            d->src[len] = '\0';
+            d->src_len = len;
+        }
+    }
+    if (!d->file || (src && !d->src)) {
+        stc_diags_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void diags_vadd(stc_diags *d, int line, int col, const char *fmt, va_list ap)
+{
+    if (!d) return;
+    if (d->count >= DIAG_MAX) { d->dropped++; return; }
+    if (d->count == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        diag_entry *items = realloc(d->items, cap * sizeof *items);
+        if (!items) { d->oom = true; return; }
+        d->items = items;
+        d->cap = cap;
+    }
+    buf b = BUF_INIT;
+    buf_vprintf(&b, fmt, ap);
+    char *msg = buf_take(&b);
+    if (!msg) { d->oom = true; return; }
+    d->items[d->count++] = (diag_entry){line, col, msg};
+}
+
+void diags_add(stc_diags *d, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diags_vadd(d, line, col, fmt, ap);
+    va_end(ap);
+}
+
+size_t stc_diags_count(const stc_diags *d) { return d ? d->count : 0; }
+const char *stc_diags_file(const stc_diags *d, size_t i) { return d && i < d->count ? d->file : NULL; }
+int stc_diags_line(const stc_diags *d, size_t i) { return d && i < d->count ? d->items[i].line : 0; }
+int stc_diags_col(const stc_diags *d, size_t i) { return d && i < d->count ? d->items[i].col : 0; }
+const char *stc_diags_message(const stc_diags *d, size_t i)
+{
+    return d && i < d->count ? d->items[i].message : NULL;
+}
+
+/* Appends source line `line` and a caret under column `col`. Tabs in the
+ * prefix are kept so the caret lines up in a terminal. */
+static void diags_caret(buf *b, const stc_diags *d, int line, int col)
+{
+    if (!d->src || line <= 0) return;
+    const char *p = d->src, *end = d->src + d->src_len;
+    for (int l = 1; l < line && p < end; p++)
+        if (*p == '\n') l++;
+    if (p >= end && line > 1) return;
+    const char *e = p;
+    while (e < end && *e != '\n' && *e != '\r') e++;
+    buf_putc(b, ' ');
+    buf_put(b, p, (size_t)(e - p));
+    buf_puts(b, "\n ");
+    for (int c = 1; c < col && p + c - 1 < e; c++) buf_putc(b, p[c - 1] == '\t' ? '\t' : ' ');
+    buf_puts(b, "^\n");
+}
+
+char *stc_diags_format(const stc_diags *d)
+{
+    if (!d || (d->count == 0 && !d->oom)) return NULL;
+    buf b = BUF_INIT;
+    for (size_t i = 0; i < d->count; i++) {
+        const diag_entry *e = &d->items[i];
+        buf_printf(&b, "%s:%d:%d: error: %s\n", d->file, e->line, e->col, e->message);
+        diags_caret(&b, d, e->line, e->col);
+    }
+    if (d->dropped) buf_printf(&b, "%s: note: %zu more errors not shown\n", d->file, d->dropped);
+    if (d->oom) buf_printf(&b, "%s: error: out of memory while reporting errors\n", d->file);
+    return buf_take(&b);
+}
+
+void stc_diags_free(stc_diags *d)
+{
+    if (!d) return;
+    for (size_t i = 0; i < d->count; i++) free(d->items[i].message);
+    free(d->items);
+    free(d->file);
+    free(d->src);
+    free(d);
+}
