@@ -1,0 +1,183 @@
+/* pipeline.c - the token pipeline: how workers move batches through stages.
+ *
+ * All bookkeeping (ready queue, serial-stage turns, tokens) is guarded by
+ * pool->lock; stage code, the source and release run unlocked. A batch is
+ * owned by exactly one place at a time: a worker's hands, the ready queue,
+ * or one serial stage's pending list. */
+#include <sched.h>
+
+#include "sched/sched_internal.h"
+
+/* Spinning before sleeping: waking a parked worker costs 8-21 us on our
+ * machines, so a worker first polls job->version for a while. */
+#define SCHED_SPIN_PAUSES 2000
+#define SCHED_SPIN_YIELDS 20
+
+static inline void sched_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* New work exists: let spinners see it and wake one sleeper. */
+static void sched_announce(sched_pool *pool, sched_job *job)
+{
+    atomic_fetch_add_explicit(&job->version, 1, memory_order_release);
+    if (job->nparked > 0) pthread_cond_signal(&pool->work);
+}
+
+static void sched_push_ready(sched_pool *pool, sched_job *job, sched_batch *b)
+{
+    b->next = NULL;
+    if (job->ready_tail) job->ready_tail->next = b;
+    else job->ready_head = b;
+    job->ready_tail = b;
+    sched_announce(pool, job);
+}
+
+static sched_batch *sched_pop_ready(sched_job *job)
+{
+    sched_batch *b = job->ready_head;
+    if (b) {
+        job->ready_head = b->next;
+        if (!job->ready_head) job->ready_tail = NULL;
+        b->next = NULL;
+    }
+    return b;
+}
+
+static void sched_pending_insert(sched_stage_state *st, sched_batch *b)
+{
+    sched_batch **p = &st->pending;
+    while (*p && (*p)->seq < b->seq) p = &(*p)->next;
+    b->next = *p;
+    *p = b;
+}
+
+static bool sched_job_done(const sched_job *job) { return job->input_done && job->in_flight == 0; }
+
+static void sched_mark_stop(sched_job *job, uint64_t seq)
+{
+    uint64_t cur = atomic_load_explicit(&job->stop_seq, memory_order_relaxed);
+    while (seq < cur &&
+           !atomic_compare_exchange_weak_explicit(&job->stop_seq, &cur, seq, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+}
+
+static bool sched_is_dropped(sched_job *job, const sched_batch *b)
+{
+    return b->dropped || b->seq > atomic_load_explicit(&job->stop_seq, memory_order_relaxed);
+}
+
+/* Runs batch b from its current stage on, as far as it can go. Called and
+ * returns with pool->lock held. */
+static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int worker)
+{
+    const sched_pipeline *pl = job->pl;
+    for (;;) {
+        int s = b->stage;
+        if (s == pl->nstages) {
+            pthread_mutex_unlock(&pool->lock);
+            pl->release(pl->ud, b, worker);
+            pthread_mutex_lock(&pool->lock);
+            b->data = NULL;
+            b->next = job->free_list;
+            job->free_list = b;
+            job->in_flight--;
+            if (sched_job_done(job)) pthread_cond_broadcast(&pool->work);
+            else sched_announce(pool, job); /* a token came free */
+            return;
+        }
+        bool serial = pl->serial[s];
+        if (serial && job->stages[s].next_seq != b->seq) {
+            sched_pending_insert(&job->stages[s], b);
+            return;
+        }
+        if (sched_is_dropped(job, b)) b->dropped = true;
+        if (!b->dropped) {
+            pthread_mutex_unlock(&pool->lock);
+            sched_status st = pl->run(pl->ud, s, b, worker);
+            pthread_mutex_lock(&pool->lock);
+            if (st == SCHED_STOP) sched_mark_stop(job, b->seq);
+        }
+        b->stage = s + 1;
+        if (serial) {
+            sched_stage_state *ss = &job->stages[s];
+            ss->next_seq++;
+            if (ss->pending && ss->pending->seq == ss->next_seq) {
+                sched_batch *nb = ss->pending;
+                ss->pending = nb->next;
+                sched_push_ready(pool, job, nb);
+            }
+        }
+    }
+}
+
+/* Makes the next input batch, if the source is free and a token is. */
+static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worker)
+{
+    if (job->input_done || job->source_busy || !job->free_list) return NULL;
+    if (atomic_load_explicit(&job->stop_seq, memory_order_relaxed) != UINT64_MAX) {
+        job->input_done = true;
+        return NULL;
+    }
+    sched_batch *b = job->free_list;
+    job->free_list = b->next;
+    b->next = NULL;
+    b->seq = job->next_seq;
+    b->stage = 0;
+    b->dropped = false;
+    b->data = NULL;
+    job->source_busy = true;
+    pthread_mutex_unlock(&pool->lock);
+    int r = job->pl->source(job->pl->ud, b, worker);
+    pthread_mutex_lock(&pool->lock);
+    job->source_busy = false;
+    if (r == 1) {
+        job->next_seq++;
+        job->in_flight++;
+        if (job->free_list) sched_announce(pool, job); /* another worker may take the next input */
+        return b;
+    }
+    /* End of input or a failing source: batches before this one go on. */
+    if (r < 0 && b->seq > 0) sched_mark_stop(job, b->seq - 1);
+    job->input_done = true;
+    b->next = job->free_list;
+    job->free_list = b;
+    if (sched_job_done(job)) pthread_cond_broadcast(&pool->work);
+    return NULL;
+}
+
+void sched_job_work(sched_pool *pool, sched_job *job, int worker)
+{
+    for (;;) {
+        /* Finishing batches in flight comes before starting new ones: it
+         * frees tokens and keeps memory low. */
+        sched_batch *b = sched_pop_ready(job);
+        if (!b) b = sched_take_input(pool, job, worker);
+        if (b) {
+            sched_advance(pool, job, b, worker);
+            continue;
+        }
+        if (sched_job_done(job)) return;
+        /* Nothing to do now: spin a little, then sleep. */
+        unsigned v = atomic_load_explicit(&job->version, memory_order_acquire);
+        pthread_mutex_unlock(&pool->lock);
+        bool changed = false;
+        for (int i = 0; i < SCHED_SPIN_PAUSES + SCHED_SPIN_YIELDS && !changed; i++) {
+            if (i < SCHED_SPIN_PAUSES) sched_cpu_relax();
+            else sched_yield();
+            changed = atomic_load_explicit(&job->version, memory_order_acquire) != v;
+        }
+        pthread_mutex_lock(&pool->lock);
+        if (changed || job->ready_head || sched_job_done(job)) continue;
+        if (!job->input_done && !job->source_busy && job->free_list) continue;
+        job->nparked++;
+        pthread_cond_wait(&pool->work, &pool->lock);
+        job->nparked--;
+    }
+}

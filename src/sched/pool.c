@@ -1,0 +1,115 @@
+/* pool.c - a fixed pool of workers that run one pipeline job at a time. */
+#include <stdlib.h>
+
+#include "sched/sched_internal.h"
+
+typedef struct sched_thread_arg {
+    sched_pool *pool;
+    int worker;
+} sched_thread_arg;
+
+static void *sched_thread_main(void *argp)
+{
+    sched_thread_arg arg = *(sched_thread_arg *)argp;
+    free(argp);
+    sched_pool *pool = arg.pool;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool->lock);
+    for (;;) {
+        while (!pool->shutdown && (pool->job == NULL || pool->job_gen == seen))
+            pthread_cond_wait(&pool->work, &pool->lock);
+        if (pool->shutdown) break;
+        seen = pool->job_gen;
+        pool->busy++;
+        sched_job_work(pool, pool->job, arg.worker);
+        if (--pool->busy == 0) pthread_cond_broadcast(&pool->idle);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return NULL;
+}
+
+sched_pool *sched_pool_new(int nworkers)
+{
+    if (nworkers < 1) return NULL;
+    sched_pool *pool = calloc(1, sizeof *pool);
+    if (!pool) return NULL;
+    pool->nworkers = nworkers;
+    if (pthread_mutex_init(&pool->lock, NULL) != 0) { free(pool); return NULL; }
+    if (pthread_cond_init(&pool->work, NULL) != 0) {
+        pthread_mutex_destroy(&pool->lock);
+        free(pool);
+        return NULL;
+    }
+    if (pthread_cond_init(&pool->idle, NULL) != 0) {
+        pthread_cond_destroy(&pool->work);
+        pthread_mutex_destroy(&pool->lock);
+        free(pool);
+        return NULL;
+    }
+    if (nworkers > 1) {
+        pool->threads = calloc((size_t)nworkers - 1, sizeof *pool->threads);
+        if (!pool->threads) { sched_pool_free(pool); return NULL; }
+    }
+    for (int i = 1; i < nworkers; i++) {
+        sched_thread_arg *arg = malloc(sizeof *arg);
+        if (!arg) { sched_pool_free(pool); return NULL; }
+        *arg = (sched_thread_arg){pool, i};
+        if (pthread_create(&pool->threads[pool->nthreads], NULL, sched_thread_main, arg) != 0) {
+            free(arg);
+            sched_pool_free(pool);
+            return NULL;
+        }
+        pool->nthreads++;
+    }
+    return pool;
+}
+
+void sched_pool_free(sched_pool *pool)
+{
+    if (!pool) return;
+    pthread_mutex_lock(&pool->lock);
+    pool->shutdown = true;
+    pthread_cond_broadcast(&pool->work);
+    pthread_mutex_unlock(&pool->lock);
+    for (int i = 0; i < pool->nthreads; i++) pthread_join(pool->threads[i], NULL);
+    free(pool->threads);
+    pthread_cond_destroy(&pool->idle);
+    pthread_cond_destroy(&pool->work);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+}
+
+int sched_pool_workers(const sched_pool *pool) { return pool ? pool->nworkers : 0; }
+
+int sched_run(sched_pool *pool, const sched_pipeline *pl)
+{
+    if (!pool || !pl || pl->nstages < 0 || pl->max_batches < 1 || !pl->source || !pl->release) return -1;
+    sched_job job = {.pl = pl};
+    job.stages = calloc((size_t)pl->nstages + 1, sizeof *job.stages);
+    job.batches = calloc((size_t)pl->max_batches, sizeof *job.batches);
+    if (!job.stages || !job.batches) {
+        free(job.stages);
+        free(job.batches);
+        return -1;
+    }
+    for (int i = pl->max_batches - 1; i >= 0; i--) {
+        job.batches[i].next = job.free_list;
+        job.free_list = &job.batches[i];
+    }
+    atomic_init(&job.stop_seq, UINT64_MAX);
+    atomic_init(&job.version, 0);
+
+    pthread_mutex_lock(&pool->lock);
+    pool->job = &job;
+    pool->job_gen++;
+    if (pool->nthreads) pthread_cond_broadcast(&pool->work);
+    sched_job_work(pool, &job, 0);
+    /* The job is complete; wait until every pool thread has left it. */
+    while (pool->busy > 0) pthread_cond_wait(&pool->idle, &pool->lock);
+    pool->job = NULL;
+    pthread_mutex_unlock(&pool->lock);
+
+    free(job.stages);
+    free(job.batches);
+    return 0;
+}

@@ -1,0 +1,69 @@
+/* sched.h - the worker pool and the batch pipeline executor.
+ *
+ * A pool is a fixed set of workers for one stc_run: the calling thread plus
+ * nworkers-1 pthreads, created once and reused for every parallel smap of
+ * the run. A pipeline is a chain of stages that batches of items pass
+ * through in order. The executor follows oneTBB's parallel_pipeline: a
+ * bounded number of batches (tokens) is in flight; a serial stage takes
+ * batches strictly in sequence order, one at a time; a parallel stage takes
+ * any batch at any time. A worker carries its batch on into the next stage
+ * while it can, and otherwise parks the batch at the serial stage that is
+ * not yet its turn and looks for other work. Workers spin briefly before
+ * sleeping and are woken only when they sleep.
+ *
+ * Branches (split/join) are expressed by the client: every batch visits
+ * every stage, and a branch stage simply skips the items not routed to it,
+ * so the flag stream is implicit in each batch and order is kept for free.
+ */
+#ifndef STC_SCHED_H
+#define STC_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct sched_pool sched_pool;
+
+/* nworkers >= 1. NULL when out of memory or a thread cannot be created. */
+sched_pool *sched_pool_new(int nworkers);
+void sched_pool_free(sched_pool *pool); /* NULL is a no-op */
+int sched_pool_workers(const sched_pool *pool);
+
+typedef struct sched_batch {
+    uint64_t seq;        /* 0, 1, 2 ... in input order */
+    void *data;          /* the client's */
+    /* executor-private: */
+    int stage;           /* next stage to run */
+    bool dropped;        /* after a stop: passes the remaining stages without running them */
+    struct sched_batch *next;
+} sched_batch;
+
+typedef enum sched_status {
+    SCHED_CONTINUE = 0,  /* all fine */
+    SCHED_STOP = 1       /* an error in this batch: produce no more input, and
+                            drop batches after this one; this batch and earlier
+                            ones still run every remaining stage */
+} sched_status;
+
+typedef struct sched_pipeline {
+    int nstages;
+    const bool *serial;  /* per stage */
+    /* Runs stage `stage` on batch b; `worker` is in [0, nworkers). */
+    sched_status (*run)(void *ud, int stage, sched_batch *b, int worker);
+    /* Fills b->data for batch b->seq; called serially in seq order.
+     * Returns 1 when it produced a batch, 0 at the end of input,
+     * SCHED_SOURCE_STOP (-1) when it failed (stop, like SCHED_STOP). */
+    int (*source)(void *ud, sched_batch *b, int worker);
+    /* The batch left the pipeline (finished or dropped): free b->data. */
+    void (*release)(void *ud, sched_batch *b, int worker);
+    void *ud;
+    int max_batches;     /* batches in flight at most (>= 1) */
+} sched_pipeline;
+
+#define SCHED_SOURCE_STOP (-1)
+
+/* Runs the pipeline to completion on the pool; the caller's thread works
+ * as worker 0. Returns 0, or -1 if out of memory before anything ran.
+ * Not reentrant on one pool: one pipeline at a time. */
+int sched_run(sched_pool *pool, const sched_pipeline *pl);
+
+#endif

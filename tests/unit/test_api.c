@@ -1,0 +1,249 @@
+/* test_api.c - the public C API end to end: env, C threads, compile,
+ * builder, run, results, diagnostics. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "test.h"
+#include "stc.h"
+
+/* ---- a C state thread: a running sum of its inputs ---- */
+typedef struct summer { int64_t sum; int *freed; } summer;
+
+static int summer_init(void *state, const stc_value *init, void *user)
+{
+    summer *s = state;
+    s->freed = user;
+    s->sum = init ? init->as.i : 100;
+    return 0;
+}
+static void summer_free(void *state, void *user) { (void)state; (*(int *)user)++; }
+static int summer_to_value(const void *state, stc_value *out, void *user)
+{
+    (void)user;
+    *out = stc_value_int(((const summer *)state)->sum);
+    return 0;
+}
+static int summer_fn(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    summer *s = state;
+    if (in->as.i < 0) return stc_ctx_error(cx, "negative input %lld", (long long)in->as.i);
+    s->sum = s->sum * 10 + in->as.i; /* order-sensitive */
+    *out = stc_value_int(s->sum);
+    return 0;
+}
+
+static stc_env *env_with_summer(int *freed)
+{
+    stc_env *env = stc_env_new();
+    stc_thread_def def = {.name = "summer", .fn = summer_fn, .type = "int -> int", .state_type = "int",
+                          .state_size = sizeof(summer), .state_init = summer_init, .state_free = summer_free,
+                          .state_to_value = summer_to_value, .access = STC_WRITES, .user = freed};
+    CHECK_INT(stc_env_add_thread(env, &def), 0);
+    CHECK_INT(stc_env_add_thread(env, &def), STC_EEXIST);
+    return env;
+}
+
+static char *run_json(stc_env *env, const char *src, int expect_rc)
+{
+    stc_program *prog = NULL;
+    stc_diags *d = NULL;
+    int rc = stc_compile(env, src, strlen(src), "t.stc", &prog, &d);
+    if (rc != 0) {
+        char *msg = stc_diags_format(d);
+        test_fail(__FILE__, __LINE__, "compile failed: %s", msg ? msg : "?");
+        free(msg);
+        stc_diags_free(d);
+        return NULL;
+    }
+    stc_result *res = NULL;
+    rc = stc_run(prog, &(stc_run_opts){.workers = 2}, &res);
+    CHECK_INT(rc, expect_rc);
+    char *out = rc == 0 ? stc_result_to_json(res) : stc_result_error_format(res);
+    stc_result_free(res);
+    stc_program_free(prog);
+    return out;
+}
+
+TEST(api_env_rejects_bad_defs)
+{
+    stc_env *env = stc_env_new();
+    stc_thread_def def = {.name = "t", .fn = summer_fn, .type = "int -> int"};
+    CHECK_INT(stc_env_add_thread(NULL, &def), STC_EINVAL);
+    CHECK_INT(stc_env_add_thread(env, NULL), STC_EINVAL);
+    def.type = "int";
+    CHECK_INT(stc_env_add_thread(env, &def), STC_EINVAL); /* not a function type */
+    def.type = "int ->";
+    CHECK_INT(stc_env_add_thread(env, &def), STC_EINVAL);
+    def.type = "int -> int";
+    def.name = "9x";
+    CHECK_INT(stc_env_add_thread(env, &def), STC_EINVAL);
+    def.name = "smap";
+    CHECK_INT(stc_env_add_thread(env, &def), STC_EEXIST);
+    def.name = "ok";
+    def.fn = NULL;
+    CHECK_INT(stc_env_add_thread(env, &def), STC_EINVAL);
+    stc_env_free(env);
+    stc_env_free(NULL);
+}
+
+TEST(api_c_thread_in_smap)
+{
+    int freed = 0;
+    stc_env *env = env_with_summer(&freed);
+    char *j = run_json(env, "thread a = summer init 0\nthread b = summer\n"
+                            "main = smap(fn x => (a(x), b(x)), [1, 2, 3])", 0);
+    CHECK_STR(j, "{\"result\": [[1, 1001], [12, 10012], [123, 100123]], \"states\": {\"a\": 123, \"b\": 100123}}");
+    free(j);
+    CHECK_INT(freed, 2);
+    stc_env_free(env);
+}
+
+TEST(api_c_thread_error_names_thread_and_item)
+{
+    int freed = 0;
+    stc_env *env = env_with_summer(&freed);
+    char *e = run_json(env, "thread a = summer init 0\nmain = smap(fn x => a(x), [1, -2, 3])", STC_ERUNTIME);
+    CHECK_CONTAINS(e, "t.stc:2:");
+    CHECK_CONTAINS(e, "negative input -2");
+    CHECK_CONTAINS(e, "thread 'a'");
+    CHECK_CONTAINS(e, "smap item 1");
+    free(e);
+    CHECK_INT(freed, 1);
+    stc_env_free(env);
+}
+
+TEST(api_compile_errors_are_located)
+{
+    stc_program *prog = (stc_program *)1;
+    stc_diags *d = NULL;
+    const char *src = "main = 1 +\n";
+    CHECK_INT(stc_compile(NULL, src, strlen(src), "bad.stc", &prog, &d), STC_ECOMPILE);
+    CHECK(prog == NULL);
+    CHECK(stc_diags_count(d) >= 1);
+    CHECK_STR(stc_diags_file(d, 0), "bad.stc");
+    CHECK(stc_diags_line(d, 0) >= 1);
+    char *f = stc_diags_format(d);
+    CHECK_CONTAINS(f, "bad.stc:");
+    CHECK_CONTAINS(f, ": error: ");
+    CHECK_CONTAINS(f, "^");
+    free(f);
+    stc_diags_free(d);
+    CHECK_INT(stc_compile(NULL, NULL, 5, "x", &prog, NULL), STC_EINVAL);
+    stc_diags_free(NULL);
+    stc_program_free(NULL);
+    stc_result_free(NULL);
+}
+
+/* ---- builder: the first DESIGN.md example built from C ---- */
+static stc_b_expr *foo_body(stc_builder *b, stc_b_var *const *p, void *ud)
+{
+    int64_t k = *(int64_t *)ud;
+    stc_b_expr *items[2] = {
+        stc_b_binop(b, k == 2 ? "+" : "*", stc_b_ref(b, p[0]), stc_b_int(b, k)),
+        stc_b_binop(b, "+", stc_b_ref(b, p[1]), stc_b_int(b, k == 2 ? 2 : 3))};
+    return stc_b_tuple(b, 2, items);
+}
+
+static stc_b_expr *item_body(stc_builder *b, stc_b_var *x, void *ud)
+{
+    (void)ud;
+    stc_b_expr *fx = stc_b_call(b, "f", 1, (stc_b_expr *[]){stc_b_ref(b, x)});
+    return stc_b_call(b, "g", 1, (stc_b_expr *[]){fx});
+}
+
+TEST(api_builder_design_example)
+{
+    stc_builder *b = stc_builder_new(NULL);
+    int64_t two = 2, three = 3;
+    const char *params[2] = {"x", "s"};
+    CHECK_INT(stc_b_fun(b, "foo", 2, params, foo_body, &two), 0);
+    CHECK_INT(stc_b_fun(b, "bar", 2, params, foo_body, &three), 0);
+    CHECK_INT(stc_b_thread(b, "f", "foo", stc_b_int(b, 0)), 0);
+    CHECK_INT(stc_b_thread(b, "g", "bar", stc_b_int(b, 0)), 0);
+    stc_b_expr *xs = stc_b_list(b, 2, (stc_b_expr *[]){stc_b_int(b, 10), stc_b_int(b, 10)});
+    CHECK_INT(stc_b_main(b, stc_b_smap(b, xs, item_body, NULL)), 0);
+    stc_program *prog = NULL;
+    stc_diags *d = NULL;
+    int rc = stc_builder_finish(b, &prog, &d);
+    CHECK_INT(rc, 0);
+    if (rc != 0) {
+        char *m = stc_diags_format(d);
+        fprintf(stderr, "%s", m ? m : "");
+        free(m);
+    }
+    stc_builder_free(b);
+    stc_diags_free(d);
+    if (!prog) return;
+    CHECK_INT(stc_program_thread_count(prog), 2);
+    CHECK_STR(stc_program_thread_name(prog, 1), "g");
+    stc_result *res = NULL;
+    CHECK_INT(stc_run(prog, NULL, &res), 0);
+    char *j = stc_result_to_json(res);
+    CHECK_STR(j, "{\"result\": [36, 36], \"states\": {\"f\": 4, \"g\": 6}}");
+    free(j);
+    CHECK_INT(stc_value_at(stc_result_value(res), 1).as.i, 36);
+    CHECK_STR(stc_result_state_name(res, 0), "f");
+    CHECK_INT(stc_result_state(res, 1).as.i, 6);
+    stc_result_free(res);
+    stc_program_free(prog);
+}
+
+TEST(api_builder_reports_null_children_and_type_errors)
+{
+    stc_builder *b = stc_builder_new(NULL);
+    /* NULL child: reported at finish, no crash. */
+    CHECK(stc_b_binop(b, "+", stc_b_int(b, 1), NULL) == NULL);
+    CHECK(stc_b_binop(b, "**", stc_b_int(b, 1), stc_b_int(b, 2)) == NULL);
+    stc_program *prog = NULL;
+    stc_diags *d = NULL;
+    CHECK_INT(stc_builder_finish(b, &prog, &d), STC_ECOMPILE);
+    CHECK_CONTAINS(stc_diags_message(d, 0), "builder:");
+    stc_diags_free(d);
+    stc_builder_free(b);
+
+    b = stc_builder_new(NULL);
+    stc_b_main(b, stc_b_binop(b, "+", stc_b_int(b, 1), stc_b_str(b, "x")));
+    CHECK_INT(stc_builder_finish(b, &prog, &d), STC_ECOMPILE);
+    CHECK(stc_diags_count(d) >= 1);
+    stc_diags_free(d);
+    stc_builder_free(b);
+    stc_builder_free(NULL);
+}
+
+static stc_b_expr *case_inl(stc_builder *b, stc_b_var *v, void *ud)
+{
+    (void)ud;
+    return stc_b_binop(b, "*", stc_b_ref(b, v), stc_b_int(b, 2));
+}
+static stc_b_expr *case_inr(stc_builder *b, stc_b_var *v, void *ud)
+{
+    (void)ud;
+    (void)v;
+    return stc_b_int(b, -1);
+}
+static stc_b_expr *let_body(stc_builder *b, stc_b_var *v, void *ud)
+{
+    (void)ud;
+    stc_b_expr *l = stc_b_case_sum(b, stc_b_inl(b, stc_b_ref(b, v)), case_inl, case_inr, NULL);
+    stc_b_expr *c = stc_b_case_lit(b, stc_b_ref(b, v), 1, (stc_b_expr *[]){stc_b_int(b, 21)},
+                                   (stc_b_expr *[]){stc_b_str(b, "yes")}, stc_b_str(b, "no"));
+    return stc_b_tuple(b, 2, (stc_b_expr *[]){l, c});
+}
+
+TEST(api_builder_let_case_if)
+{
+    stc_builder *b = stc_builder_new(NULL);
+    stc_b_main(b, stc_b_if(b, stc_b_bool(b, true), stc_b_let(b, "v", stc_b_int(b, 21), let_body, NULL),
+                           stc_b_tuple(b, 2, (stc_b_expr *[]){stc_b_int(b, 0), stc_b_str(b, "")})));
+    stc_program *prog = NULL;
+    CHECK_INT(stc_builder_finish(b, &prog, NULL), 0);
+    stc_builder_free(b);
+    if (!prog) return;
+    stc_result *res = NULL;
+    CHECK_INT(stc_run(prog, NULL, &res), 0);
+    char *t = stc_value_to_text(stc_result_value(res));
+    CHECK_STR(t, "(42, \"yes\")");
+    free(t);
+    stc_result_free(res);
+    stc_program_free(prog);
+}
