@@ -48,7 +48,8 @@ typedef enum ir_type_kind {
 enum {
     TYF_NUM = 1u, /* int or float: + - * / unary - */
     TYF_ORD = 2u, /* int, float or str: < <= > >= */
-    TYF_EQ = 4u   /* no function inside: == != and literal case patterns */
+    TYF_EQ = 4u,  /* no function inside: == != and literal case patterns */
+    TYF_SIZED = 8u /* list or str: len (added by types.c; defaults to [unit], or str with ORD) */
 };
 
 typedef struct ir_type ir_type;
@@ -73,7 +74,9 @@ typedef struct ir_var {
     ir_loc loc;
     int slot;         /* frame slot in the enclosing function (ir_resolve) */
     ir_type *type;    /* (types_check) */
-    struct ir_fun *owner; /* function/lambda whose frame holds it (ir_resolve) */
+    struct ir_fun *owner; /* function/lambda whose frame holds it (ir_resolve); NULL for
+                             binders of main or of an init (frames of p->main_nslots /
+                             p->init_nslots slots) */
 } ir_var;
 
 /* ---- Expressions -------------------------------------------------------- */
@@ -214,7 +217,10 @@ typedef struct ir_fun {
     int index;           /* top-level: its index in program->funs; lambda: -1 */
     /* (ir_resolve) */
     int nslots;
-    ir_var **captures;   /* outer binders a lambda captures (slot i holds captures[i]) */
+    ir_var **captures;   /* outer binders a lambda captures (slot i holds captures[i]):
+                            variables of the enclosing frame, read when the closure is built */
+    ir_var **capture_slots; /* the lambda's own ir_var for each capture (same name, owner =
+                            this lambda, slot i); references inside the body use these */
     int ncaptures;
 } ir_fun;
 
@@ -234,7 +240,7 @@ typedef struct ir_thread {
     /* (types_check) */
     ir_type *in_type;    /* unit (0 inputs), the input, or the tuple of inputs */
     ir_type *out_type;
-    ir_type *state_type;
+    ir_type *state_type; /* C thread without a declared state_type: unit */
     stc_access access;   /* declared (C) or inferred (lang; STC_WRITES until the
                             flow compiler's analysis refines it) */
 } ir_thread;
@@ -249,7 +255,8 @@ typedef struct ir_program {
     ir_expr *main;       /* NULL until declared */
     ir_loc main_loc;
     int main_nslots;     /* (ir_resolve) frame size for evaluating main */
-    int init_nslots;     /* (ir_resolve) frame size for evaluating any init */
+    int init_nslots;     /* (ir_resolve) frame size for evaluating any init (the binders of
+                            all inits are numbered consecutively, so one frame fits each) */
     int next_type_id;    /* (types_check) counter for TY_VAR ids */
     const stc_env *env;
 } ir_program;

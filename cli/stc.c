@@ -1,0 +1,273 @@
+/* stc.c - the `stc` command: compile and run STCLang programs.
+ * Uses only the public API (include/stc.h).  See `stc --help` and
+ * docs/LANGUAGE.md for the output formats and exit codes. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "stc.h"
+
+static const char cli_help[] =
+    "usage: stc run [--json] [--workers N] [--reference] [--verify]\n"
+    "               [--queue-capacity N] FILE.stc\n"
+    "       stc check FILE.stc\n"
+    "       stc help | --help\n"
+    "       stc --version\n"
+    "\n"
+    "Commands:\n"
+    "  run     compile FILE and run its main\n"
+    "  check   compile FILE only; prints nothing and exits 0 when it compiles\n"
+    "  FILE '-' reads the program from standard input.\n"
+    "\n"
+    "Options of run:\n"
+    "  --json              print the result as one JSON line:\n"
+    "                      {\"result\": V, \"states\": {\"NAME\": V, ...}}\n"
+    "  --workers N         worker threads, 1..4096 (default: the number of online CPUs)\n"
+    "  --reference         run the sequential reference evaluator\n"
+    "  --verify            run the reference evaluator and the runtime, compare their\n"
+    "                      JSON output; exit 70 and show both if they differ\n"
+    "  --queue-capacity N  capacity of the runtime's queues, N >= 1\n"
+    "                      (default: $STC_QUEUE_CAPACITY, else the library's default)\n"
+    "\n"
+    "Output of run (without --json): the value of main in STCLang syntax on the\n"
+    "first line, then one line `NAME = VALUE` per thread with its final state,\n"
+    "in declaration order.  Errors go to stderr as FILE:LINE:COL: error: MESSAGE.\n"
+    "\n"
+    "Exit codes:\n"
+    "  0   success\n"
+    "  64  bad usage (unknown command or option, missing FILE, bad number)\n"
+    "  65  the program does not compile\n"
+    "  66  FILE cannot be read\n"
+    "  70  runtime error, or --verify found a difference\n"
+    "  71  out of memory or internal error\n"
+    "  74  the output could not be written\n"
+    "\n"
+    "Language reference: docs/LANGUAGE.md\n";
+
+/* Reads the whole file (or stdin for "-") in binary. Returns 0, or an errno
+ * value (ENOMEM when memory ran out). */
+static int cli_read_file(const char *path, char **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) return errno ? errno : EIO;
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    int err = 0;
+    for (;;) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *nb = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (!nb) { err = ENOMEM; break; }
+            buf = nb;
+            cap = ncap;
+        }
+        errno = 0;
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) err = errno ? errno : EIO;
+            break;
+        }
+    }
+    if (f != stdin) fclose(f);
+    if (err) {
+        free(buf);
+        return err;
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+static int cli_oom(void)
+{
+    fprintf(stderr, "stc: out of memory\n");
+    return CLI_EXIT_OSERR;
+}
+
+/* Compiles the file; on failure prints why and returns the exit code. */
+static int cli_compile(const char *path, stc_env **env, stc_program **prog)
+{
+    const char *name = strcmp(path, "-") ? path : "<stdin>";
+    char *src;
+    size_t len;
+    int err = cli_read_file(path, &src, &len);
+    if (err == ENOMEM) return cli_oom();
+    if (err) {
+        fprintf(stderr, "stc: cannot read '%s': %s\n", name, strerror(err));
+        return CLI_EXIT_NOINPUT;
+    }
+    *env = stc_env_new();
+    if (!*env) {
+        free(src);
+        return cli_oom();
+    }
+    stc_diags *diags = NULL;
+    /* src may be NULL for an empty file: pass a valid empty string. */
+    int rc = stc_compile(*env, src ? src : "", len, name, prog, &diags);
+    free(src);
+    if (rc == 0) {
+        stc_diags_free(diags);
+        return CLI_EXIT_OK;
+    }
+    char *text = stc_diags_format(diags);
+    bool shown = text != NULL;
+    if (text) fputs(text, stderr);
+    free(text);
+    stc_diags_free(diags);
+    if (rc == STC_ENOMEM) return cli_oom();
+    if (rc == STC_ECOMPILE || rc == STC_ELIMIT) {
+        if (!shown) fprintf(stderr, "%s: error: the program does not compile\n", name);
+        return CLI_EXIT_DATAERR;
+    }
+    fprintf(stderr, "stc: %s: %s\n", name, stc_strerror(rc));
+    return CLI_EXIT_OSERR;
+}
+
+/* Prints the error of a failed run; returns the exit code. */
+static int cli_report_failure(int rc, const stc_result *res)
+{
+    stc_error_info info = res ? stc_result_error(res) : (stc_error_info){0};
+    if (rc == STC_ENOMEM || info.code == STC_ENOMEM) {
+        char *text = res && info.message ? stc_result_error_format(res) : NULL;
+        if (!text) return cli_oom();
+        fprintf(stderr, "%s\n", text);
+        free(text);
+        return CLI_EXIT_OSERR;
+    }
+    if (res && info.message) {
+        char *text = stc_result_error_format(res);
+        if (!text) return cli_oom();
+        fprintf(stderr, "%s\n", text);
+        free(text);
+        return CLI_EXIT_SOFTWARE;
+    }
+    fprintf(stderr, "stc: run failed: %s\n", stc_strerror(rc));
+    return rc == STC_ERUNTIME || rc == STC_ELIMIT ? CLI_EXIT_SOFTWARE : CLI_EXIT_OSERR;
+}
+
+/* Prints a successful result; returns the exit code. */
+static int cli_print_result(const stc_result *res, bool json)
+{
+    if (json) {
+        char *line = stc_result_to_json(res);
+        if (!line) return cli_oom();
+        printf("%s\n", line);
+        free(line);
+        return CLI_EXIT_OK;
+    }
+    char *text = stc_value_to_text(stc_result_value(res));
+    if (!text) return cli_oom();
+    printf("%s\n", text);
+    free(text);
+    for (size_t i = 0; i < stc_result_state_count(res); i++) {
+        text = stc_value_to_text(stc_result_state(res, i));
+        if (!text) return cli_oom();
+        const char *name = stc_result_state_name(res, i);
+        printf("%s = %s\n", name ? name : "?", text);
+        free(text);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The outcome of a run for --verify: its JSON line or "error: ..." text.
+ * NULL when out of memory. */
+static char *cli_outcome(int rc, const stc_result *res)
+{
+    if (rc == 0 && res) return stc_result_to_json(res);
+    char *err = res && stc_result_error(res).message ? stc_result_error_format(res) : NULL;
+    const char *msg = err ? err : stc_strerror(rc);
+    size_t n = strlen(msg) + 8;
+    char *out = malloc(n);
+    if (out) snprintf(out, n, "error: %s", msg);
+    free(err);
+    return out;
+}
+
+static int cli_verify(stc_program *prog, const cli_args *a)
+{
+    stc_run_opts ref = {.workers = a->workers, .queue_capacity = a->queue_capacity, .reference = true};
+    stc_run_opts par = ref;
+    par.reference = false;
+    stc_result *rres = NULL, *pres = NULL;
+    int rrc = stc_run(prog, &ref, &rres);
+    int prc = stc_run(prog, &par, &pres);
+    char *rtext = cli_outcome(rrc, rres), *ptext = cli_outcome(prc, pres);
+    int code;
+    if (!rtext || !ptext) {
+        code = cli_oom();
+    } else if (strcmp(rtext, ptext) != 0) {
+        size_t i = 0;
+        while (rtext[i] && rtext[i] == ptext[i]) i++;
+        fprintf(stderr, "verify: runtime and reference differ\n");
+        fprintf(stderr, "reference: %s\nruntime:   %s\n", rtext, ptext);
+        fprintf(stderr, "first difference at character %zu\n", i + 1);
+        code = CLI_EXIT_SOFTWARE;
+    } else if (prc != 0 || !pres) {
+        code = cli_report_failure(prc, pres);
+    } else {
+        code = cli_print_result(pres, a->json);
+    }
+    free(rtext);
+    free(ptext);
+    stc_result_free(rres);
+    stc_result_free(pres);
+    return code;
+}
+
+static int cli_usage(const char *msg)
+{
+    fprintf(stderr, "stc: %s\nRun 'stc --help' for usage.\n", msg);
+    return CLI_EXIT_USAGE;
+}
+
+static int cli_main(int argc, char **argv)
+{
+    cli_args a;
+    char err[512];
+    if (cli_parse_args(argc, argv, getenv("STC_QUEUE_CAPACITY"), &a, err, sizeof err) != 0)
+        return cli_usage(err);
+    if (a.cmd == CLI_CMD_HELP) {
+        fputs(cli_help, stdout);
+        return CLI_EXIT_OK;
+    }
+    if (a.cmd == CLI_CMD_VERSION) {
+        printf("stc %s\n", STC_VERSION_STRING);
+        return CLI_EXIT_OK;
+    }
+
+    stc_env *env = NULL;
+    stc_program *prog = NULL;
+    int code = cli_compile(a.file, &env, &prog);
+    if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN) {
+        if (a.verify) {
+            code = cli_verify(prog, &a);
+        } else {
+            stc_run_opts opts = {.workers = a.workers, .queue_capacity = a.queue_capacity,
+                                 .reference = a.reference};
+            stc_result *res = NULL;
+            int rc = stc_run(prog, &opts, &res);
+            code = rc == 0 && res ? cli_print_result(res, a.json) : cli_report_failure(rc, res);
+            stc_result_free(res);
+        }
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    int code = cli_main(argc, argv);
+    /* A failed write (e.g. to a full disk) must not look like success. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "stc: cannot write output: %s\n", strerror(errno));
+        if (code == CLI_EXIT_OK) code = CLI_EXIT_IOERR;
+    }
+    return code;
+}

@@ -1,0 +1,162 @@
+/* builtins.c - the evaluator's builtins: smap len nth range float int
+ * round sin_iter (semantics in common.md 8). Errors are reported at the
+ * callee name. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "eval/eval_internal.h"
+#include "util/buf.h"
+
+static const stc_value eval_unit = {.tag = STC_T_UNIT};
+
+/* smap(f, xs): item by item, each through the whole body before the next,
+ * so every thread's state is threaded through the items in list order. */
+static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    ir_loc loc = e->u.call.callee_loc;
+    const ir_expr *fe = e->u.call.args[0];
+    int thread = -1;
+    stc_value fnv = eval_unit, xs;
+    int rc = 0;
+    if (fe->kind == IR_THREADREF) {
+        thread = fe->u.index;
+        if (thread < 0 || thread >= cx->p->nthreads)
+            return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad thread reference");
+    } else if ((rc = eval_expr(cx, fe, fr, &fnv))) {
+        return rc;
+    }
+    if ((rc = eval_expr(cx, e->u.call.args[1], fr, &xs))) {
+        stc_value_release(fnv);
+        return rc;
+    }
+    if (xs.tag != STC_T_LIST) {
+        stc_value_release(fnv);
+        stc_value_release(xs);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
+    }
+    size_t n = val_seq_len(xs);
+    stc_value r = val_seq_alloc(STC_T_LIST, n);
+    if (r.tag == STC_T_INVALID) {
+        stc_value_release(fnv);
+        stc_value_release(xs);
+        return eval_oom(cx, loc);
+    }
+    long long saved = cx->item;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        cx->item = (long long)i;
+        stc_value arg = stc_value_retain(val_seq_items(xs)[i]);
+        if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &arg, loc, &val_seq_items(r)[i]);
+        else rc = eval_apply(cx, fnv, 1, &arg, loc, &val_seq_items(r)[i]);
+    }
+    cx->item = saved;
+    stc_value_release(fnv);
+    stc_value_release(xs);
+    if (rc) {
+        stc_value_release(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+/* Converts a finite double already rounded to an integral value. */
+static int eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out)
+{
+    /* [-2^63, 2^63): exactly the doubles that fit an int64_t. */
+    if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0)) {
+        buf b = BUF_INIT;
+        val_print_float(&b, x);
+        char *text = buf_take(&b);
+        if (!text) return eval_oom(cx, loc);
+        int rc = eval_error(cx, STC_ERUNTIME, loc, "%s: %s cannot be converted to int", name, text);
+        free(text);
+        return rc;
+    }
+    *out = stc_value_int((int64_t)r);
+    return 0;
+}
+
+static int eval_range(eval_ctx *cx, ir_loc loc, int64_t a, int64_t b, stc_value *out)
+{
+    uint64_t n = b > a ? (uint64_t)b - (uint64_t)a : 0;
+    if (n > (uint64_t)EVAL_MAX_RANGE)
+        return eval_error(cx, STC_ELIMIT, loc, "range: %" PRIu64 " items exceed the limit of %" PRId64,
+                          n, (int64_t)EVAL_MAX_RANGE);
+    stc_value r = val_seq_alloc(STC_T_LIST, (size_t)n);
+    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    for (uint64_t i = 0; i < n; i++) val_seq_items(r)[i] = stc_value_int((int64_t)((uint64_t)a + i));
+    *out = r;
+    return 0;
+}
+
+static int eval_bad(eval_ctx *cx, ir_loc loc, const char *name)
+{
+    return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
+}
+
+/* The builtins other than smap, on evaluated args (borrowed). */
+static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
+{
+    switch (bi) {
+    case BI_LEN:
+        if (a[0].tag == STC_T_LIST) *out = stc_value_int((int64_t)val_seq_len(a[0]));
+        else if (a[0].tag == STC_T_STR) *out = stc_value_int((int64_t)val_as_str(a[0])->len);
+        else return eval_bad(cx, loc, "len");
+        return 0;
+    case BI_NTH: {
+        if (a[0].tag != STC_T_LIST || a[1].tag != STC_T_INT) return eval_bad(cx, loc, "nth");
+        size_t n = val_seq_len(a[0]);
+        int64_t i = a[1].as.i;
+        if (i < 0 || (uint64_t)i >= n)
+            return eval_error(cx, STC_ERUNTIME, loc,
+                              "nth: index %" PRId64 " out of range for a list of length %zu", i, n);
+        *out = stc_value_retain(val_seq_items(a[0])[i]);
+        return 0;
+    }
+    case BI_RANGE:
+        if (a[0].tag != STC_T_INT || a[1].tag != STC_T_INT) return eval_bad(cx, loc, "range");
+        return eval_range(cx, loc, a[0].as.i, a[1].as.i, out);
+    case BI_FLOAT:
+        if (a[0].tag == STC_T_INT) *out = stc_value_float((double)a[0].as.i);
+        else if (a[0].tag == STC_T_FLOAT) *out = a[0];
+        else return eval_bad(cx, loc, "float");
+        return 0;
+    case BI_INT:
+    case BI_ROUND: {
+        const char *name = bi == BI_INT ? "int" : "round";
+        if (a[0].tag == STC_T_INT) {
+            *out = a[0];
+            return 0;
+        }
+        if (a[0].tag != STC_T_FLOAT) return eval_bad(cx, loc, name);
+        double x = a[0].as.f; /* trunc/round keep NaN and inf, which the range check rejects */
+        return eval_to_int(cx, loc, name, x, bi == BI_INT ? trunc(x) : round(x), out);
+    }
+    case BI_SIN_ITER: {
+        if (a[0].tag != STC_T_INT || a[1].tag != STC_T_FLOAT) return eval_bad(cx, loc, "sin_iter");
+        int64_t n = a[0].as.i;
+        if (n < 0) return eval_error(cx, STC_ERUNTIME, loc, "sin_iter: negative count %" PRId64, n);
+        double x = a[1].as.f;
+        for (int64_t i = 0; i < n; i++) x += sin(x);
+        *out = stc_value_float(x);
+        return 0;
+    }
+    default: return eval_bad(cx, loc, "?");
+    }
+}
+
+int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    ir_loc loc = e->u.call.callee_loc;
+    int bi = e->u.call.callee.index;
+    if (bi < 0 || bi >= BI_COUNT_ || e->u.call.nargs != ir_builtins[bi].arity || e->u.call.nargs > 2)
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
+    if (bi == BI_SMAP) return eval_smap(cx, e, fr, out);
+    stc_value a[2] = {eval_unit, eval_unit};
+    int n = e->u.call.nargs, rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) rc = eval_expr(cx, e->u.call.args[i], fr, &a[i]);
+    if (rc == 0) rc = eval_simple(cx, (ir_builtin)bi, loc, a, out);
+    for (int i = 0; i < n; i++) stc_value_release(a[i]);
+    return rc;
+}

@@ -1,0 +1,650 @@
+/* eval.c - the reference evaluator: expressions, patterns, applications.
+ *
+ * Plain call-by-value, left to right.  Frames follow ir_resolve's layout
+ * (captures, then params, then binders); slots hold owned references and
+ * are released when their scope ends and again (for safety) when the
+ * activation returns.  Threads and thread states are in threads.c,
+ * builtins (smap included) in builtins.c. */
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/eval_internal.h"
+#include "util/buf.h"
+
+/* Frames and argument arrays up to this size live on the C stack. */
+#define EVAL_SMALL 6
+
+#if defined(__GNUC__)
+#define EVAL_NOINLINE __attribute__((noinline))
+#else
+#define EVAL_NOINLINE
+#endif
+
+static const stc_value eval_unit = {.tag = STC_T_UNIT};
+
+/* ---- Context and errors ------------------------------------------------ */
+
+void eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states)
+{
+    memset(cx, 0, sizeof *cx);
+    cx->p = p;
+    cx->states = states;
+    cx->item = -1;
+    cx->err.item = -1;
+}
+
+void eval_ctx_fini(eval_ctx *cx)
+{
+    free(cx->err.message);
+    cx->err.message = NULL;
+    for (int i = 0; i < cx->nseg_stacks; i++) free(cx->seg_stacks[i]);
+    free(cx->seg_stacks);
+    cx->seg_stacks = NULL;
+    cx->nseg_stacks = 0;
+}
+
+static int eval_verror(eval_ctx *cx, int code, ir_loc loc, const char *fmt, va_list ap)
+{
+    if (cx->err.code) return code;
+    buf b = BUF_INIT;
+    buf_vprintf(&b, fmt, ap);
+    cx->err.message = buf_take(&b);
+    /* Without memory for the message the error is reported as what it became. */
+    cx->err.code = cx->err.message ? code : STC_ENOMEM;
+    cx->err.loc = loc;
+    cx->err.thread = cx->thread;
+    cx->err.item = cx->item;
+    return code;
+}
+
+int eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    eval_verror(cx, code, loc, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int eval_oom(eval_ctx *cx, ir_loc loc) { return eval_error(cx, STC_ENOMEM, loc, "out of memory"); }
+
+static void eval_release_n(stc_value *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) stc_value_release(v[i]);
+}
+
+/* ---- Applications -------------------------------------------------------- */
+
+int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_value *args,
+                    stc_value *dst, ir_loc loc)
+{
+    if (nargs == k) {
+        for (size_t i = 0; i < k; i++) dst[i] = args[i];
+        return 0;
+    }
+    if (k >= 2 && nargs == 1 && args[0].tag == STC_T_TUPLE && val_seq_len(args[0]) == k) {
+        for (size_t i = 0; i < k; i++) dst[i] = stc_value_retain(val_seq_items(args[0])[i]);
+        stc_value_release(args[0]);
+        return 0;
+    }
+    if (k == 1) { /* a one-param function takes the tuple (or unit) of the args */
+        if (nargs == 0) {
+            dst[0] = eval_unit;
+            return 0;
+        }
+        stc_value t = stc_value_new_tuple(nargs, args); /* consumes args */
+        if (t.tag == STC_T_INVALID) return eval_oom(cx, loc);
+        dst[0] = t;
+        return 0;
+    }
+    if (k == 0 && nargs == 1 && args[0].tag == STC_T_UNIT) return 0;
+    eval_release_n(args, nargs);
+    return eval_error(cx, STC_ERUNTIME, loc, "internal error: '%s' takes %zu arguments, %zu given",
+                      what, k, nargs);
+}
+
+/* Whether fn's params sit right after its captures (ir_resolve's layout):
+ * then args can be evaluated straight into the callee's frame. */
+static bool eval_direct_layout(const ir_fun *fn)
+{
+    size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
+    size_t k = fn->nparams > 0 ? (size_t)fn->nparams : 0;
+    if (ncaps + k > (size_t)(fn->nslots > 0 ? fn->nslots : 0)) return false;
+    for (size_t i = 0; i < k; i++)
+        if (fn->params[i]->slot != (int)(ncaps + i)) return false;
+    return true;
+}
+
+/* Runs fn's body in its filled frame (the slots are released by the caller). */
+static int eval_invoke(eval_ctx *cx, const ir_fun *fn, stc_value *slots, ir_loc loc, stc_value *out)
+{
+    if (cx->depth >= EVAL_MAX_DEPTH) return eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    eval_frame fr = {slots, fn};
+    cx->depth++;
+    int rc = eval_expr(cx, fn->body, &fr, out);
+    cx->depth--;
+    return rc;
+}
+
+/* A frame of n unit slots: `small` when it fits, else malloc'd (NULL: OOM). */
+static stc_value *eval_frame_new(stc_value *small, size_t n)
+{
+    stc_value *slots = n <= EVAL_SMALL ? small : malloc(n * sizeof *slots);
+    if (slots)
+        for (size_t i = 0; i < n; i++) slots[i] = eval_unit;
+    return slots;
+}
+
+static void eval_frame_free(stc_value *slots, stc_value *small, size_t n)
+{
+    eval_release_n(slots, n);
+    if (slots != small) free(slots);
+}
+
+int eval_call_fun(eval_ctx *cx, const ir_fun *fn, const stc_value *caps, size_t nargs,
+                  stc_value *args, ir_loc loc, stc_value *out)
+{
+    *out = eval_unit;
+    size_t nslots = fn->nslots > 0 ? (size_t)fn->nslots : 0;
+    size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
+    size_t k = fn->nparams > 0 ? (size_t)fn->nparams : 0;
+    if (!eval_direct_layout(fn)) { /* never produced by ir_resolve: refuse, do not guess */
+        eval_release_n(args, nargs);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad frame for '%s'", fn->name);
+    }
+    stc_value small[EVAL_SMALL];
+    stc_value *slots = eval_frame_new(small, nslots);
+    if (!slots) {
+        eval_release_n(args, nargs);
+        return eval_oom(cx, loc);
+    }
+    int rc = eval_adapt_args(cx, fn->name, k, nargs, args, slots + ncaps, loc);
+    for (size_t i = 0; caps && i < ncaps; i++) slots[i] = stc_value_retain(caps[i]);
+    if (rc == 0) rc = eval_invoke(cx, fn, slots, loc, out);
+    eval_frame_free(slots, small, nslots);
+    return rc;
+}
+
+int eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, ir_loc loc,
+               stc_value *out)
+{
+    *out = eval_unit;
+    if (fnv.tag != STC_T_FUNC) {
+        eval_release_n(args, nargs);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: calling a non-function value");
+    }
+    val_func *f = val_as_func(fnv);
+    return eval_call_fun(cx, f->code, f->caps, nargs, args, loc, out);
+}
+
+/* Evaluates the n args of call e into a (n entries); on error releases
+ * those already evaluated. */
+static int eval_args_into(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *a)
+{
+    for (int i = 0; i < e->u.call.nargs; i++) {
+        int rc = eval_expr(cx, e->u.call.args[i], fr, &a[i]);
+        if (rc) {
+            eval_release_n(a, (size_t)i);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* The general call path: args into an array, then eval_call_thread /
+ * eval_call_fun (which adapt the argument count).  Kept out of line so
+ * that its array does not weigh on the recursive path. */
+EVAL_NOINLINE static int eval_call_general(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
+                                           const ir_fun *fn, const stc_value *caps, stc_value *out)
+{
+    ir_loc loc = e->u.call.callee_loc;
+    size_t n = (size_t)e->u.call.nargs;
+    stc_value small[EVAL_SMALL];
+    stc_value *args = n <= EVAL_SMALL ? small : malloc(n * sizeof *args);
+    if (!args) return eval_oom(cx, loc);
+    int rc = eval_args_into(cx, e, fr, args);
+    if (rc == 0) {
+        if (e->u.call.kind == CALL_THREAD) rc = eval_call_thread(cx, e->u.call.callee.index, n, args, loc, out);
+        else rc = eval_call_fun(cx, fn, caps, n, args, loc, out);
+    }
+    if (args != small) free(args);
+    return rc;
+}
+
+/* Calls with exactly as many args as params (the common case) evaluate
+ * them straight into the callee's frame; a lang thread's state goes into
+ * the last param slot after the args are evaluated (they may call the
+ * same thread). */
+EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    const ir_program *p = cx->p;
+    ir_loc loc = e->u.call.callee_loc;
+    int idx = e->u.call.callee.index;
+    const ir_fun *fn = NULL;
+    const stc_value *caps = NULL;
+    stc_value callee = eval_unit;
+    int thread = -1;
+    switch (e->u.call.kind) {
+    case CALL_FUN:
+        if (idx >= 0 && idx < p->nfuns) fn = p->funs[idx];
+        break;
+    case CALL_VALUE: /* held across the call (the closure may be the slot's only reference) */
+        callee = stc_value_retain(fr->slots[e->u.call.callee.var->slot]);
+        if (callee.tag == STC_T_FUNC) {
+            fn = val_as_func(callee)->code;
+            caps = val_as_func(callee)->caps;
+        }
+        break;
+    case CALL_THREAD:
+        if (idx < 0 || idx >= p->nthreads || !cx->states) break;
+        thread = idx;
+        if (p->threads[idx]->kind != THREAD_LANG) return eval_call_general(cx, e, fr, NULL, NULL, out);
+        if (p->threads[idx]->fun >= 0 && p->threads[idx]->fun < p->nfuns) fn = p->funs[p->threads[idx]->fun];
+        break;
+    default: break;
+    }
+    if (!fn) {
+        stc_value_release(callee);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
+    }
+    size_t nslots = fn->nslots > 0 ? (size_t)fn->nslots : 0;
+    size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
+    int rc;
+    if (e->u.call.nargs != fn->nparams - (thread >= 0) || !eval_direct_layout(fn)) {
+        rc = eval_call_general(cx, e, fr, fn, caps, out);
+    } else {
+        stc_value small[EVAL_SMALL];
+        stc_value *slots = eval_frame_new(small, nslots);
+        if (!slots) {
+            stc_value_release(callee);
+            return eval_oom(cx, loc);
+        }
+        rc = eval_args_into(cx, e, fr, slots + ncaps);
+        if (rc == 0 && thread < 0) {
+            for (size_t i = 0; caps && i < ncaps; i++) slots[i] = stc_value_retain(caps[i]);
+            rc = eval_invoke(cx, fn, slots, loc, out);
+        } else if (rc == 0) {
+            const char *saved = cx->thread;
+            cx->thread = p->threads[thread]->name;
+            slots[fn->nparams - 1] = stc_value_retain(cx->states[thread].value);
+            stc_value pair;
+            rc = eval_invoke(cx, fn, slots, loc, &pair);
+            if (rc == 0) rc = eval_thread_result(cx, thread, pair, loc, out);
+            cx->thread = saved;
+        }
+        eval_frame_free(slots, small, nslots);
+    }
+    stc_value_release(callee);
+    return rc;
+}
+
+/* ---- Operators ----------------------------------------------------------- */
+
+static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, stc_value *out)
+{
+    ir_binop op = e->u.binop;
+    if (a.tag == STC_T_INT && b.tag == STC_T_INT) {
+        /* Wrapping arithmetic through uint64_t: never signed overflow. */
+        uint64_t x = (uint64_t)a.as.i, y = (uint64_t)b.as.i;
+        int64_t r;
+        switch (op) {
+        case OP_ADD: r = (int64_t)(x + y); break;
+        case OP_SUB: r = (int64_t)(x - y); break;
+        case OP_MUL: r = (int64_t)(x * y); break;
+        case OP_DIV:
+            if (b.as.i == 0) return eval_error(cx, STC_ERUNTIME, e->loc, "division by zero");
+            r = b.as.i == -1 ? (int64_t)(0 - x) : a.as.i / b.as.i;
+            break;
+        default: /* OP_MOD */
+            if (b.as.i == 0) return eval_error(cx, STC_ERUNTIME, e->loc, "modulo by zero");
+            r = b.as.i == -1 ? 0 : a.as.i % b.as.i;
+            break;
+        }
+        *out = stc_value_int(r);
+        return 0;
+    }
+    if (a.tag == STC_T_FLOAT && b.tag == STC_T_FLOAT) {
+        double x = a.as.f, y = b.as.f, r;
+        switch (op) {
+        case OP_ADD: r = x + y; break;
+        case OP_SUB: r = x - y; break;
+        case OP_MUL: r = x * y; break;
+        case OP_DIV: r = x / y; break;
+        default: r = fmod(x, y); break;
+        }
+        *out = stc_value_float(r);
+        return 0;
+    }
+    return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
+                      ir_binop_name(op));
+}
+
+static int eval_compare(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, stc_value *out)
+{
+    ir_binop op = e->u.binop;
+    bool r;
+    if (op == OP_EQ || op == OP_NE) {
+        r = stc_value_equal(a, b) == (op == OP_EQ);
+    } else if (a.tag == STC_T_FLOAT && b.tag == STC_T_FLOAT) { /* IEEE: NaN compares false */
+        double x = a.as.f, y = b.as.f;
+        r = op == OP_LT ? x < y : op == OP_LE ? x <= y : op == OP_GT ? x > y : x >= y;
+    } else if (a.tag == b.tag && (a.tag == STC_T_INT || a.tag == STC_T_STR)) {
+        int c = val_compare(a, b);
+        r = op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0;
+    } else {
+        return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
+                          ir_binop_name(op));
+    }
+    *out = stc_value_bool(r);
+    return 0;
+}
+
+EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    ir_binop op = e->u.binop;
+    stc_value a, b;
+    int rc = eval_expr(cx, e->a, fr, &a);
+    if (rc) return rc;
+    if (op == OP_AND || op == OP_OR) {
+        if (a.tag != STC_T_BOOL) {
+            stc_value_release(a);
+            return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
+                              ir_binop_name(op));
+        }
+        if (a.as.b == (op == OP_OR)) { /* short-circuit */
+            *out = a;
+            return 0;
+        }
+        rc = eval_expr(cx, e->b, fr, &b);
+        if (rc) return rc;
+        if (b.tag != STC_T_BOOL) {
+            stc_value_release(b);
+            return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
+                              ir_binop_name(op));
+        }
+        *out = b;
+        return 0;
+    }
+    rc = eval_expr(cx, e->b, fr, &b);
+    if (rc) {
+        stc_value_release(a);
+        return rc;
+    }
+    if (op >= OP_ADD) rc = eval_arith(cx, e, a, b, out);
+    else rc = eval_compare(cx, e, a, b, out);
+    stc_value_release(a);
+    stc_value_release(b);
+    return rc;
+}
+
+EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    stc_value a;
+    int rc = eval_expr(cx, e->a, fr, &a);
+    if (rc) return rc;
+    if (e->u.unop == OP_NOT && a.tag == STC_T_BOOL) *out = stc_value_bool(!a.as.b);
+    else if (e->u.unop == OP_NEG && a.tag == STC_T_INT) *out = stc_value_int((int64_t)(0 - (uint64_t)a.as.i));
+    else if (e->u.unop == OP_NEG && a.tag == STC_T_FLOAT) *out = stc_value_float(-a.as.f);
+    else {
+        stc_value_release(a);
+        return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operand for '%s'",
+                          ir_unop_name(e->u.unop));
+    }
+    return 0;
+}
+
+/* ---- Binders and patterns ------------------------------------------------ */
+
+/* Stores v (owned) in var's slot; a NULL var (e.g. `_`) drops v. */
+static void eval_bind(eval_frame *fr, const ir_var *var, stc_value v)
+{
+    if (!var || var->slot < 0) {
+        stc_value_release(v);
+        return;
+    }
+    stc_value_release(fr->slots[var->slot]);
+    fr->slots[var->slot] = v;
+}
+
+/* Ends a binder's scope: its value is dropped as early as possible. */
+static void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!vars[i] || vars[i]->slot < 0) continue;
+        stc_value_release(fr->slots[vars[i]->slot]);
+        fr->slots[vars[i]->slot] = eval_unit;
+    }
+}
+
+EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    stc_value v;
+    int rc = eval_expr(cx, e->a, fr, &v);
+    if (rc) return rc;
+    int n = e->u.let.nbinders;
+    ir_var *const *vars = e->u.let.binders;
+    if (e->kind == IR_LET) {
+        eval_bind(fr, n > 0 ? vars[0] : NULL, v);
+    } else {
+        if (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)n) {
+            stc_value_release(v);
+            return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
+        }
+        for (int i = 0; i < n; i++) eval_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
+        stc_value_release(v);
+    }
+    rc = eval_expr(cx, e->b, fr, out);
+    eval_unbind(fr, vars, n);
+    return rc;
+}
+
+/* Whether v matches alt; on a match its binders are bound. */
+static bool eval_match(const ir_alt *alt, stc_value v, eval_frame *fr)
+{
+    switch (alt->pat) {
+    case PAT_WILD: return true;
+    case PAT_LIT: return stc_value_equal(v, alt->lit);
+    case PAT_VAR:
+        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, stc_value_retain(v));
+        return true;
+    case PAT_INL:
+    case PAT_INR:
+        if (v.tag != (alt->pat == PAT_INL ? STC_T_INL : STC_T_INR)) return false;
+        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, stc_value_retain(val_box_get(v)));
+        return true;
+    case PAT_TUPLE:
+        if (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)alt->nvars) return false;
+        for (int i = 0; i < alt->nvars; i++)
+            eval_bind(fr, alt->vars[i], stc_value_retain(val_seq_items(v)[i]));
+        return true;
+    }
+    return false;
+}
+
+EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    stc_value v;
+    int rc = eval_expr(cx, e->a, fr, &v);
+    if (rc) return rc;
+    for (int i = 0; i < e->u.cas.nalts; i++) {
+        const ir_alt *alt = &e->u.cas.alts[i];
+        if (!eval_match(alt, v, fr)) continue;
+        stc_value_release(v);
+        rc = eval_expr(cx, alt->body, fr, out);
+        eval_unbind(fr, alt->vars, alt->nvars);
+        return rc;
+    }
+    char *text = stc_value_to_text(v);
+    stc_value_release(v);
+    if (!text) return eval_oom(cx, e->loc);
+    rc = eval_error(cx, STC_ERUNTIME, e->loc, "no case alternative matches %s", text);
+    free(text);
+    return rc;
+}
+
+/* ---- Constructors -------------------------------------------------------- */
+
+EVAL_NOINLINE static int eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    size_t n = (size_t)e->u.agg.nitems;
+    stc_value s = val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
+    if (s.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
+    stc_value *items = val_seq_items(s);
+    for (size_t i = 0; i < n; i++) {
+        int rc = eval_expr(cx, e->u.agg.items[i], fr, &items[i]);
+        if (rc) {
+            stc_value_release(s); /* the remaining items are unit */
+            return rc;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+EVAL_NOINLINE static int eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    const ir_fun *fn = e->u.fn;
+    size_t n = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
+    stc_value c = val_func_alloc(fn, n);
+    if (c.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
+    for (size_t i = 0; i < n; i++) val_as_func(c)->caps[i] = stc_value_retain(fr->slots[fn->captures[i]->slot]);
+    *out = c;
+    return 0;
+}
+
+EVAL_NOINLINE static int eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    stc_value v;
+    int rc = eval_expr(cx, e->a, fr, &v);
+    if (rc) return rc;
+    v = e->kind == IR_INL ? stc_value_new_inl(v) : stc_value_new_inr(v);
+    if (v.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
+    *out = v;
+    return 0;
+}
+
+EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    stc_value c;
+    int rc = eval_expr(cx, e->a, fr, &c);
+    if (rc) return rc;
+    if (c.tag != STC_T_BOOL) {
+        stc_value_release(c);
+        return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: 'if' on a non-bool");
+    }
+    return eval_expr(cx, c.as.b ? e->b : e->c, fr, out);
+}
+
+/* ---- C stack segments ------------------------------------------------------
+ * Deep evaluation continues on a fresh stack: when the current segment has
+ * used EVAL_SEGMENT_BYTES, the expression is evaluated on a new thread with
+ * a stack of EVAL_SEGMENT_STACK bytes while the caller waits (joined at once:
+ * evaluation stays sequential).  Segments are invisible to the program: the
+ * depth limit alone decides where deep recursion stops, and the evaluator
+ * is safe on any thread with EVAL_SEGMENT_BYTES + a margin of free stack,
+ * whatever the compiler's frame sizes (ASan at -O0 makes them 10x bigger). */
+#if defined(__GNUC__)
+/* The real frame, also under ASan's fake stacks for locals. */
+#define EVAL_STACK_POS() ((uintptr_t)__builtin_frame_address(0))
+#else
+#define EVAL_STACK_POS() ((uintptr_t)&(char){0})
+#endif
+
+typedef struct eval_segment {
+    eval_ctx *cx;
+    const ir_expr *e;
+    eval_frame *fr;
+    stc_value *out;
+    int rc;
+} eval_segment;
+
+static void *eval_segment_main(void *arg)
+{
+    eval_segment *sg = arg;
+    sg->rc = eval_expr(sg->cx, sg->e, sg->fr, sg->out); /* sets the new stack base */
+    return NULL;
+}
+
+/* The stack for segment level `level`: allocated once per context and
+ * reused (a fresh thread stack would be page-faulted in again each time). */
+static void *eval_segment_stack(eval_ctx *cx, int level)
+{
+    if (level < cx->nseg_stacks) return cx->seg_stacks[level];
+    if (level != cx->nseg_stacks) return NULL;
+    void **grown = realloc(cx->seg_stacks, (size_t)(level + 1) * sizeof *grown);
+    if (!grown) return NULL;
+    cx->seg_stacks = grown;
+    void *stack = NULL;
+    if (posix_memalign(&stack, 4096, EVAL_SEGMENT_STACK) != 0) return NULL;
+    cx->seg_stacks[cx->nseg_stacks++] = stack;
+    return stack;
+}
+
+EVAL_NOINLINE static int eval_on_new_stack(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
+                                           stc_value *out)
+{
+    eval_segment sg = {cx, e, fr, out, 0};
+    void *stack = eval_segment_stack(cx, cx->seg_level);
+    pthread_attr_t attr;
+    pthread_t th;
+    if (!stack || pthread_attr_init(&attr) != 0) return eval_oom(cx, e->loc);
+    int err = pthread_attr_setstack(&attr, stack, EVAL_SEGMENT_STACK);
+    uintptr_t saved = cx->stack_base;
+    cx->stack_base = 0;
+    cx->seg_level++;
+    if (err == 0) err = pthread_create(&th, &attr, eval_segment_main, &sg);
+    pthread_attr_destroy(&attr);
+    if (err == 0) pthread_join(th, NULL);
+    cx->seg_level--;
+    cx->stack_base = saved;
+    if (err != 0) return eval_error(cx, STC_ENOMEM, e->loc, "out of memory (cannot grow the stack)");
+    return sg.rc;
+}
+
+/* ---- Dispatch -------------------------------------------------------------- */
+
+int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    *out = eval_unit;
+    switch (e->kind) { /* leaves first: they do not recurse */
+    case IR_LIT: *out = stc_value_retain(e->u.lit); return 0;
+    case IR_VAR: *out = stc_value_retain(fr->slots[e->u.var->slot]); return 0;
+    case IR_FUNREF:
+        if (e->u.index < 0 || e->u.index >= cx->p->nfuns) break;
+        *out = val_func_alloc(cx->p->funs[e->u.index], 0);
+        return out->tag == STC_T_INVALID ? eval_oom(cx, e->loc) : 0;
+    case IR_LAMBDA: return eval_lambda(cx, e, fr, out);
+    default: break;
+    }
+    uintptr_t pos = EVAL_STACK_POS();
+    if (!cx->stack_base) cx->stack_base = pos;
+    if ((pos < cx->stack_base ? cx->stack_base - pos : pos - cx->stack_base) > EVAL_SEGMENT_BYTES)
+        return eval_on_new_stack(cx, e, fr, out);
+    int rc;
+    cx->depth++;
+    switch (e->kind) {
+    case IR_LET:
+    case IR_LETTUPLE: rc = eval_let(cx, e, fr, out); break;
+    case IR_IF: rc = eval_if(cx, e, fr, out); break;
+    case IR_CASE: rc = eval_case(cx, e, fr, out); break;
+    case IR_INL:
+    case IR_INR: rc = eval_box(cx, e, fr, out); break;
+    case IR_BINOP: rc = eval_binop(cx, e, fr, out); break;
+    case IR_UNOP: rc = eval_unop(cx, e, fr, out); break;
+    case IR_CALL: /* builtins apart: eval_call's frame would weigh on smap's recursion */
+        rc = e->u.call.kind == CALL_BUILTIN ? eval_builtin(cx, e, fr, out) : eval_call(cx, e, fr, out);
+        break;
+    case IR_TUPLE:
+    case IR_LIST: rc = eval_seq(cx, e, fr, out); break;
+    default: /* IR_NAME, IR_THREADREF outside smap, bad indices: a malformed IR */
+        rc = eval_error(cx, STC_ERUNTIME, e->loc, "internal error: unexpected expression kind %d",
+                        (int)e->kind);
+        break;
+    }
+    cx->depth--;
+    return rc;
+}

@@ -1,0 +1,332 @@
+/* threads.c - thread states, thread calls, the C thread context, eval_run.
+ *
+ * A lang thread's state is a value threaded through its function: t(x)
+ * calls fun(x, s) and keeps s' of the returned (out, s').  A C thread's
+ * state is def->state_size bytes owned by the run, handed to def->fn. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/result.h"
+#include "eval/eval_internal.h"
+#include "util/buf.h"
+
+#define EVAL_SMALL 8
+
+static const stc_value eval_unit = {.tag = STC_T_UNIT};
+
+/* ---- The C thread context (public API) ------------------------------------ */
+
+int stc_ctx_error(stc_ctx *cx, const char *fmt, ...)
+{
+    if (!cx) return STC_ERUNTIME;
+    if (cx->message || cx->error_oom || !fmt) return STC_ERUNTIME; /* the first one counts */
+    buf b = BUF_INIT;
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    cx->message = buf_take(&b);
+    if (!cx->message) cx->error_oom = true;
+    return STC_ERUNTIME;
+}
+
+void *stc_ctx_user(stc_ctx *cx) { return cx && cx->def ? cx->def->user : NULL; }
+
+/* ---- Values against types --------------------------------------------------- */
+
+bool eval_value_has_type(stc_value v, ir_type *ty)
+{
+    ty = ir_type_resolve(ty);
+    if (!ty || ty->kind == TY_VAR) return v.tag != STC_T_INVALID;
+    switch (ty->kind) {
+    case TY_INT: return v.tag == STC_T_INT;
+    case TY_FLOAT: return v.tag == STC_T_FLOAT;
+    case TY_BOOL: return v.tag == STC_T_BOOL;
+    case TY_STR: return v.tag == STC_T_STR;
+    case TY_UNIT: return v.tag == STC_T_UNIT;
+    case TY_FUN: return v.tag == STC_T_FUNC;
+    case TY_LIST:
+        if (v.tag != STC_T_LIST) return false;
+        for (size_t i = 0; i < val_seq_len(v); i++)
+            if (!eval_value_has_type(val_seq_items(v)[i], ty->args[0])) return false;
+        return true;
+    case TY_TUPLE:
+        if (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)ty->n) return false;
+        for (int i = 0; i < ty->n; i++)
+            if (!eval_value_has_type(val_seq_items(v)[i], ty->args[i])) return false;
+        return true;
+    case TY_SUM:
+        if (v.tag == STC_T_INL) return eval_value_has_type(val_box_get(v), ty->args[0]);
+        if (v.tag == STC_T_INR) return eval_value_has_type(val_box_get(v), ty->args[1]);
+        return false;
+    default: return false;
+    }
+}
+
+/* ---- Thread calls ------------------------------------------------------------ */
+
+int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out)
+{
+    *out = eval_unit;
+    const ir_thread *th = cx->p->threads[t];
+    if (pair.tag != STC_T_TUPLE || val_seq_len(pair) != 2) {
+        stc_value_release(pair);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' did not return a pair",
+                          th->name);
+    }
+    eval_tstate *st = &cx->states[t];
+    *out = stc_value_retain(val_seq_items(pair)[0]);
+    stc_value old = st->value;
+    st->value = stc_value_retain(val_seq_items(pair)[1]);
+    stc_value_release(old);
+    stc_value_release(pair);
+    return 0;
+}
+
+static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
+                          stc_value *out)
+{
+    const ir_program *p = cx->p;
+    const ir_thread *th = p->threads[t];
+    eval_tstate *st = &cx->states[t];
+    if (th->fun < 0 || th->fun >= p->nfuns || th->ninputs < 0) {
+        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: unbound thread '%s'", th->name);
+    }
+    size_t k = (size_t)th->ninputs;
+    stc_value small[EVAL_SMALL], *full = small;
+    if (k + 1 > EVAL_SMALL && !(full = malloc((k + 1) * sizeof *full))) {
+        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        return eval_oom(cx, loc);
+    }
+    int rc = eval_adapt_args(cx, th->name, k, nargs, args, full, loc);
+    stc_value pair = eval_unit;
+    if (rc == 0) {
+        full[k] = stc_value_retain(st->value); /* the state as of this call */
+        rc = eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
+    }
+    if (full != small) free(full);
+    if (rc) return rc;
+    return eval_thread_result(cx, t, pair, loc, out);
+}
+
+static int eval_call_c(eval_ctx *cx, const ir_thread *th, eval_tstate *st, size_t nargs,
+                       stc_value *args, ir_loc loc, stc_value *out)
+{
+    const stc_thread_def *def = th->cdef;
+    if (!def || !def->fn || !st->ready) {
+        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
+    }
+    stc_value in = eval_unit;
+    if (nargs == 1) in = args[0];
+    else if (nargs > 1 && (in = stc_value_new_tuple(nargs, args)).tag == STC_T_INVALID)
+        return eval_oom(cx, loc);
+    struct stc_ctx ccx = {.def = def};
+    stc_value v = eval_unit;
+    int code = def->fn(st->cstate, &in, &v, &ccx);
+    stc_value_release(in);
+    int rc = 0;
+    if (code < 0) {
+        stc_value_release(v);
+        if (ccx.error_oom) rc = eval_oom(cx, loc);
+        else
+            rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
+                            ccx.message ? ccx.message : stc_strerror(code));
+    } else if (!eval_value_has_type(v, th->out_type)) {
+        stc_value_release(v);
+        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type",
+                        th->name);
+    } else {
+        *out = v;
+    }
+    free(ccx.message);
+    return rc;
+}
+
+int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
+                     stc_value *out)
+{
+    *out = eval_unit;
+    const ir_thread *th = cx->p->threads[t];
+    const char *saved = cx->thread;
+    cx->thread = th->name;
+    int rc;
+    if (!cx->states) {
+        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        rc = eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' called without states",
+                        th->name);
+    } else if (th->kind == THREAD_LANG) {
+        rc = eval_call_lang(cx, t, nargs, args, loc, out);
+    } else {
+        rc = eval_call_c(cx, th, &cx->states[t], nargs, args, loc, out);
+    }
+    cx->thread = saved;
+    return rc;
+}
+
+/* ---- States ------------------------------------------------------------------- */
+
+void eval_states_free(const ir_program *p, eval_tstate *st)
+{
+    if (!st) return;
+    for (int i = 0; i < p->nthreads; i++) {
+        const ir_thread *th = p->threads[i];
+        stc_value_release(st[i].value);
+        if (st[i].cstate) {
+            if (st[i].ready && th->cdef && th->cdef->state_free)
+                th->cdef->state_free(st[i].cstate, th->cdef->user);
+            free(st[i].cstate);
+        }
+    }
+    free(st);
+}
+
+/* Initialises thread i's state from its init value (v borrowed, or NULL). */
+static int eval_state_init(eval_ctx *cx, const ir_thread *th, eval_tstate *st, const stc_value *v)
+{
+    if (th->kind == THREAD_LANG) {
+        st->value = v ? stc_value_retain(*v) : eval_unit;
+        st->ready = true;
+        return 0;
+    }
+    const stc_thread_def *def = th->cdef;
+    if (!def) return eval_error(cx, STC_ERUNTIME, th->loc, "internal error: unbound thread '%s'", th->name);
+    st->cstate = calloc(1, def->state_size ? def->state_size : 1);
+    if (!st->cstate) return eval_oom(cx, th->loc);
+    int code = def->state_init ? def->state_init(st->cstate, v, def->user) : 0;
+    /* A failed state_init cleans up after itself: no state_free then. */
+    if (code < 0)
+        return eval_error(cx, STC_ERUNTIME, th->loc, "thread '%s' failed to initialise: %s",
+                          th->name, stc_strerror(code));
+    st->ready = true;
+    return 0;
+}
+
+int eval_states_init(eval_ctx *cx, eval_tstate **out)
+{
+    const ir_program *p = cx->p;
+    *out = NULL;
+    size_t n = p->nthreads > 0 ? (size_t)p->nthreads : 0;
+    size_t nslots = p->init_nslots > 0 ? (size_t)p->init_nslots : 0;
+    ir_loc none = {0, 0};
+    eval_tstate *st = calloc(n ? n : 1, sizeof *st);
+    stc_value small[EVAL_SMALL], *slots = small;
+    if (nslots > EVAL_SMALL) slots = malloc(nslots * sizeof *slots);
+    if (!st || !slots) {
+        free(st);
+        if (slots != small) free(slots);
+        return eval_oom(cx, none);
+    }
+    for (size_t i = 0; i < n; i++) st[i].value = eval_unit;
+    for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
+    eval_frame fr = {slots, NULL};
+    const char *saved = cx->thread;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const ir_thread *th = p->threads[i];
+        cx->thread = th->name; /* errors in an init name the thread */
+        stc_value v = eval_unit;
+        if (th->init) rc = eval_expr(cx, th->init, &fr, &v);
+        if (rc == 0) rc = eval_state_init(cx, th, &st[i], th->init ? &v : NULL);
+        stc_value_release(v);
+    }
+    cx->thread = saved;
+    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    if (slots != small) free(slots);
+    if (rc) {
+        eval_states_free(p, st);
+        return rc;
+    }
+    *out = st;
+    return 0;
+}
+
+int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out)
+{
+    const ir_program *p = cx->p;
+    for (int i = 0; i < p->nthreads; i++) out[i] = eval_unit;
+    for (int i = 0; i < p->nthreads; i++) {
+        const ir_thread *th = p->threads[i];
+        if (th->kind == THREAD_LANG) {
+            out[i] = stc_value_retain(st[i].value);
+            continue;
+        }
+        const stc_thread_def *def = th->cdef;
+        if (!def || !def->state_to_value || !st[i].ready) continue;
+        stc_value v = eval_unit;
+        int code = def->state_to_value(st[i].cstate, &v, def->user);
+        if (code < 0 || v.tag == STC_T_INVALID) {
+            stc_value_release(v);
+            const char *saved = cx->thread;
+            cx->thread = th->name;
+            eval_error(cx, code == STC_ENOMEM ? STC_ENOMEM : STC_ERUNTIME, th->loc,
+                       "thread '%s' failed to produce its final state: %s", th->name,
+                       stc_strerror(code < 0 ? code : STC_ENOMEM));
+            cx->thread = saved;
+            for (int j = 0; j < i; j++) {
+                stc_value_release(out[j]);
+                out[j] = eval_unit;
+            }
+            return cx->err.code;
+        }
+        out[i] = v;
+    }
+    return 0;
+}
+
+/* ---- The whole run --------------------------------------------------------------- */
+
+static int eval_main(eval_ctx *cx, stc_value *out)
+{
+    const ir_program *p = cx->p;
+    if (!p->main) return eval_error(cx, STC_ERUNTIME, p->main_loc, "no 'main' declaration");
+    size_t nslots = p->main_nslots > 0 ? (size_t)p->main_nslots : 0;
+    stc_value small[EVAL_SMALL], *slots = small;
+    if (nslots > EVAL_SMALL && !(slots = malloc(nslots * sizeof *slots))) return eval_oom(cx, p->main_loc);
+    for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
+    eval_frame fr = {slots, NULL};
+    int rc = eval_expr(cx, p->main, &fr, out);
+    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    if (slots != small) free(slots);
+    return rc;
+}
+
+int eval_run(const ir_program *p, stc_result *res)
+{
+    eval_ctx cx;
+    eval_ctx_init(&cx, p, NULL);
+    eval_tstate *st = NULL;
+    stc_value v = eval_unit, *finals = NULL;
+    size_t n = p->nthreads > 0 ? (size_t)p->nthreads : 0;
+    int rc = eval_states_init(&cx, &st);
+    if (rc == 0) {
+        cx.states = st;
+        rc = eval_main(&cx, &v);
+    }
+    if (rc == 0 && !(finals = calloc(n ? n : 1, sizeof *finals))) rc = eval_oom(&cx, p->main_loc);
+    if (rc == 0) rc = eval_states_final(&cx, st, finals);
+    if (rc == 0) {
+        stc_value_release(res->value);
+        res->value = v;
+        for (size_t i = 0; i < n; i++) {
+            if (i < res->nstates) {
+                stc_value_release(res->states[i]);
+                res->states[i] = finals[i];
+            } else {
+                stc_value_release(finals[i]);
+            }
+        }
+    } else {
+        stc_value_release(v);
+        const eval_err *e = &cx.err;
+        if (e->code) rc = e->code;
+        result_set_error(res, rc, p->file, e->loc.line, e->loc.col, e->thread, e->item, "%s",
+                         e->message ? e->message : "out of memory");
+    }
+    free(finals);
+    eval_states_free(p, st);
+    eval_ctx_fini(&cx);
+    return rc;
+}

@@ -1,0 +1,173 @@
+/* parser.c - STCLang declarations and lang_parse (DESIGN.md 3).
+ *
+ *   program := { decl }
+ *   decl    := 'fun' NAME '(' [param {',' param}] ')' [':' type] '=' expr
+ *            | 'thread' NAME '=' NAME ['init' expr]
+ *            | 'main' '=' expr            (main is an ordinary identifier)
+ *   param   := NAME [':' type]
+ *
+ * Only syntax is checked here: names, duplicates and arities are
+ * ir_resolve's job.  A declaration with an error is dropped and parsing
+ * resumes at the next `fun`, `thread` or `main =` in column 1.
+ */
+#include "lang/lang.h"
+#include "lang/parse.h"
+
+/* `main` followed by `=` */
+static bool parse_at_main(parser *ps)
+{
+    return parse_is_ident(ps, &ps->tok, "main") && parse_peek(ps)->kind == TOK_ASSIGN;
+}
+
+static bool parse_at_decl_col1(parser *ps)
+{
+    if (ps->tok.col != 1) return false;
+    return ps->tok.kind == TOK_FUN || ps->tok.kind == TOK_THREAD || parse_at_main(ps);
+}
+
+/* An expression that ends a declaration, with its height checked. */
+static ir_expr *parse_decl_expr(parser *ps)
+{
+    ir_expr *e = parse_expr(ps);
+    if (e && !parse_check_expr(ps, e)) return NULL;
+    return e;
+}
+
+static ir_type *parse_annot(parser *ps)
+{
+    ir_loc loc = parse_loc(&ps->tok);
+    ir_type *t = parse_type(ps);
+    if (t && !parse_check_type(ps, t, loc)) return NULL;
+    return t;
+}
+
+static void parse_fun(parser *ps)
+{
+    parse_advance(ps); /* fun */
+    if (ps->tok.kind != TOK_IDENT) {
+        parse_expected(ps, "a function name after 'fun'");
+        return;
+    }
+    lex_token name_tok = ps->tok;
+    char *name = parse_text(ps, &name_tok);
+    if (!name) return;
+    parse_advance(ps);
+    if (!parse_expect(ps, TOK_LPAREN, "'(' after the function name")) return;
+    ir_var **params = NULL;
+    ir_type **annots = NULL;
+    int n = 0, cap = 0, acap = 0;
+    if (!parse_accept(ps, TOK_RPAREN)) {
+        for (;;) {
+            if (ps->tok.kind != TOK_IDENT) {
+                parse_expected(ps, "a parameter name");
+                return;
+            }
+            char *pname = parse_text(ps, &ps->tok);
+            ir_var *v = pname ? ir_var_new(ps->p, pname, parse_loc(&ps->tok)) : NULL;
+            if (!v) {
+                parse_nomem(ps);
+                return;
+            }
+            parse_advance(ps);
+            ir_type *annot = NULL;
+            if (parse_accept(ps, TOK_COLON) && !(annot = parse_annot(ps))) return;
+            if (!(params = parse_grow(ps, params, n, &cap, sizeof *params))) return;
+            if (!(annots = parse_grow(ps, annots, n, &acap, sizeof *annots))) return;
+            params[n] = v;
+            annots[n++] = annot;
+            if (parse_accept(ps, TOK_COMMA)) continue;
+            if (!parse_expect(ps, TOK_RPAREN, "',' or ')' after a parameter")) return;
+            break;
+        }
+    }
+    ir_type *ret = NULL;
+    if (parse_accept(ps, TOK_COLON) && !(ret = parse_annot(ps))) return;
+    if (!parse_expect(ps, TOK_ASSIGN, "'=' before the function body")) return;
+    ir_expr *body = parse_decl_expr(ps);
+    if (!body) return;
+    ir_fun *f = ir_fun_new(ps->p, name, parse_loc(&name_tok), n);
+    if (!f) {
+        parse_nomem(ps);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        f->params[i] = params[i];
+        f->param_annots[i] = annots[i];
+    }
+    f->ret_annot = ret;
+    f->body = body;
+    if (ir_add_fun(ps->p, f) != 0) parse_nomem(ps);
+}
+
+static void parse_thread(parser *ps)
+{
+    parse_advance(ps); /* thread */
+    if (ps->tok.kind != TOK_IDENT) {
+        parse_expected(ps, "a thread name after 'thread'");
+        return;
+    }
+    ir_thread *t = ir_thread_new(ps->p, "", parse_loc(&ps->tok));
+    if (!t || !(t->name = parse_text(ps, &ps->tok))) {
+        parse_nomem(ps);
+        return;
+    }
+    parse_advance(ps);
+    if (!parse_expect(ps, TOK_ASSIGN, "'=' after the thread name")) return;
+    if (ps->tok.kind != TOK_IDENT) {
+        parse_expected(ps, "the name of the thread's function after '='");
+        return;
+    }
+    t->target_loc = parse_loc(&ps->tok);
+    if (!(t->target = parse_text(ps, &ps->tok))) return;
+    parse_advance(ps);
+    if (parse_accept(ps, TOK_INIT) && !(t->init = parse_decl_expr(ps))) return;
+    if (ir_add_thread(ps->p, t) != 0) parse_nomem(ps);
+}
+
+static void parse_main(parser *ps)
+{
+    ir_loc loc = parse_loc(&ps->tok);
+    parse_advance(ps); /* main */
+    if (!parse_expect(ps, TOK_ASSIGN, "'=' after 'main'")) return;
+    if (ps->p->main) {
+        parse_error_at(ps, loc.line, loc.col, "'main' is already defined at %d:%d",
+                       ps->p->main_loc.line, ps->p->main_loc.col);
+        return;
+    }
+    ir_expr *e = parse_decl_expr(ps);
+    if (!e) return;
+    ps->p->main = e;
+    ps->p->main_loc = loc;
+}
+
+static void parse_decl(parser *ps)
+{
+    if (ps->tok.kind == TOK_FUN) parse_fun(ps);
+    else if (ps->tok.kind == TOK_THREAD) parse_thread(ps);
+    else if (parse_is_ident(ps, &ps->tok, "main")) parse_main(ps);
+    else parse_expected(ps, "a declaration ('fun', 'thread' or 'main =')");
+}
+
+ir_program *lang_parse(const char *src, size_t len, const char *file, const stc_env *env,
+                       stc_diags *d)
+{
+    ir_program *p = ir_program_new(file, env);
+    if (!p) return NULL;
+    parser ps;
+    parse_init(&ps, p, src, len, d);
+    while (ps.tok.kind != TOK_EOF && !ps.oom) {
+        ps.failed = false;
+        ps.depth = 0;
+        ps.desync_mark = ps.lx.desyncs;
+        parse_decl(&ps);
+        if (!ps.failed) continue;
+        /* Skip the rest of the broken declaration; the token where the
+         * error was found may itself start the next one. */
+        while (ps.tok.kind != TOK_EOF && !ps.oom && !parse_at_decl_col1(&ps)) parse_advance(&ps);
+    }
+    if (ps.oom || ps.lx.oom) {
+        ir_program_free(p);
+        return NULL;
+    }
+    return p;
+}

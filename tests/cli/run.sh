@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# run.sh - tests of the `stc` command: exit codes, output formats, errors.
+#
+#   bash tests/cli/run.sh PATH/TO/stc SOURCE_DIR
+#
+# Each case runs stc once and checks its exit code and stdout/stderr
+# (exactly or by substring). Ends with "cli: N passed, N failed".
+set -uo pipefail
+
+STC=${1:?usage: run.sh PATH/TO/stc SOURCE_DIR}
+SRC=${2:?usage: run.sh PATH/TO/stc SOURCE_DIR}
+STC=$(cd "$(dirname "$STC")" && pwd)/$(basename "$STC")
+VERSION=$(sed -n 's/^#define STC_VERSION_STRING "\(.*\)"/\1/p' "$SRC/include/stc.h")
+
+tmp=$(mktemp -d)
+trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+unset STC_QUEUE_CAPACITY
+
+passed=0 failed=0 name="" problems=""
+
+# ---- helpers ----------------------------------------------------------------
+
+# run [ARGS...]: runs stc with stdin from /dev/null (or $INPUT if set).
+run() {
+    "$STC" "$@" <"${INPUT:-/dev/null}" >out 2>err
+    code=$?
+}
+bad() { problems+="    $*"$'\n'; }
+begin() { name=$1; problems=""; }
+end() {
+    if [ -z "$problems" ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        echo "FAIL $name"
+        printf '%s' "$problems"
+        echo "    --- stdout:"; head -c 2000 out | sed 's/^/    /'
+        echo "    --- stderr:"; head -c 2000 err | sed 's/^/    /'
+    fi
+}
+code_is() { [ "$code" = "$1" ] || bad "exit code $code, expected $1"; }
+# out_is TEXT / err_is TEXT: the stream is exactly TEXT plus a final newline.
+out_is() { printf '%s\n' "$1" | cmp -s - out || bad "stdout is not exactly: $1"; }
+err_is() { printf '%s\n' "$1" | cmp -s - err || bad "stderr is not exactly: $1"; }
+out_has() { grep -qF -- "$1" out || bad "stdout lacks: $1"; }
+err_has() { grep -qF -- "$1" err || bad "stderr lacks: $1"; }
+out_empty() { [ ! -s out ] || bad "stdout is not empty"; }
+err_empty() { [ ! -s err ] || bad "stderr is not empty"; }
+lines_out() { [ "$(wc -l <out)" -eq "$1" ] || bad "stdout has $(wc -l <out) lines, expected $1"; }
+usage_error() {
+    code_is 64; out_empty; err_has "$1"; err_has "Run 'stc --help' for usage."
+    head -n 1 err | grep -q '^stc: ' || bad "stderr does not start with 'stc: '"
+}
+
+# ---- programs ----------------------------------------------------------------
+
+cat >ok.stc <<'EOF'
+fun foo(x, s) = (x + 2, s + 2)
+fun bar(x, s) = (x * 3, s + 3)
+thread f = foo init 0
+thread g = bar init 0
+main = smap(fn x => g(f(x)), [10, 10])
+EOF
+OK_TEXT=$'[36, 36]\nf = 4\ng = 6'
+OK_JSON='{"result": [36, 36], "states": {"f": 4, "g": 6}}'
+
+cat >values.stc <<'EOF'
+main = (1, 2.0, "a\"b", true, (), [inl 1, inr (-2)], [[1], []])
+EOF
+VALUES_TEXT='(1, 2.0, "a\"b", true, (), [inl 1, inr (-2)], [[1], []])'
+VALUES_JSON='{"result": [1, 2.0, "a\"b", true, null, [{"inl": 1}, {"inr": -2}], [[1], []]], "states": {}}'
+
+# Runtime error at 2:26 (the '/'), in thread t, on item 1 (0-based).
+cat >divzero.stc <<'EOF'
+-- a runtime error
+fun inv(x, s) = (s + 100 / x, s)
+thread t = inv init 0
+main = smap(fn x => t(x), [5, 0, 7])
+EOF
+DIVZERO_ERR="divzero.stc:2:26: error: division by zero (in thread 't', smap item 1)"
+
+cat >typeerr.stc <<'EOF'
+main = 1 + "one"
+EOF
+
+printf 'fun f(x) = x\n' >nomain.stc
+: >empty.stc
+
+# Deterministic pseudo-random bytes (an LCG; no /dev/urandom, so a failure
+# can be reproduced).
+rand_bytes() {
+    local s=$1 n=$2 i hex out=""
+    for ((i = 0; i < n; i++)); do
+        s=$(((s * 1103515245 + 12345) % 2147483648))
+        printf -v hex '%02x' $(((s >> 16) & 255))
+        out+="\\x$hex"
+    done
+    printf "$out"
+}
+rand_bytes 42 3000 >random1.stc
+rand_bytes 7 500 >random2.stc
+{ printf 'main = '; rand_bytes 99 200; } >random3.stc
+
+# ---- version and help ------------------------------------------------------
+
+begin "--version"; run --version; code_is 0; out_is "stc $VERSION"; err_empty; end
+begin "version"; run version; code_is 0; out_is "stc $VERSION"; end
+begin "--version with an extra argument"; run --version x; usage_error "unexpected argument 'x'"; end
+for h in --help help -h; do
+    begin "$h"; run $h; code_is 0; out_has "usage: stc run"; out_has "stc check FILE"
+    out_has "--workers N"; out_has "--queue-capacity N"; out_has "Exit codes"; out_has "NAME = VALUE"
+    err_empty; end
+done
+begin "run --help"; run run --help; code_is 0; out_has "usage: stc run"; end
+
+# ---- usage errors (64) -----------------------------------------------------
+
+begin "no arguments"; run; usage_error "no command given"; end
+begin "unknown command"; run frobnicate ok.stc; usage_error "unknown command 'frobnicate'"; end
+begin "unknown top-level flag"; run --frob; usage_error "unknown option '--frob'"; end
+begin "unknown run flag"; run run --frob ok.stc; usage_error "unknown option '--frob' for 'run'"; end
+begin "run without FILE"; run run; usage_error "'run' needs a FILE"; end
+begin "run --json without FILE"; run run --json; usage_error "'run' needs a FILE"; end
+begin "check without FILE"; run check; usage_error "'check' needs a FILE"; end
+begin "extra FILE"; run run ok.stc ok.stc; usage_error "unexpected extra argument 'ok.stc'"; end
+begin "check takes no run flags"; run check --json ok.stc; usage_error "unknown option '--json' for 'check'"; end
+begin "flag with a value"; run run --json=yes ok.stc; usage_error "option '--json' takes no value"; end
+begin "empty command"; run ""; usage_error "unknown command ''"; end
+for w in 0 4097 -1 abc "" 1x " 2" +2 0x10 99999999999999999999999; do
+    begin "--workers '$w'"; run run --workers "$w" ok.stc; usage_error "for --workers"; end
+done
+begin "--workers without a value"; run run ok.stc --workers; usage_error "option '--workers' needs a value"; end
+begin "--workers= empty"; run run --workers= ok.stc; usage_error "invalid value '' for --workers"; end
+for q in 0 -3 x 16777217; do
+    begin "--queue-capacity '$q'"; run run --queue-capacity "$q" ok.stc; usage_error "for --queue-capacity"; end
+done
+begin "STC_QUEUE_CAPACITY=0"; STC_QUEUE_CAPACITY=0 run run ok.stc; usage_error "for STC_QUEUE_CAPACITY"; end
+begin "STC_QUEUE_CAPACITY=abc"; STC_QUEUE_CAPACITY=abc run run ok.stc; usage_error "invalid value 'abc' for STC_QUEUE_CAPACITY"; end
+
+# ---- successful runs (0) ---------------------------------------------------
+
+begin "run: text output"; run run ok.stc; code_is 0; out_is "$OK_TEXT"; err_empty; end
+begin "run --json: one line"; run run --json ok.stc; code_is 0; out_is "$OK_JSON"; lines_out 1; err_empty; end
+begin "run: flags after FILE"; run run ok.stc --json; code_is 0; out_is "$OK_JSON"; end
+begin "run --reference"; run run --reference ok.stc; code_is 0; out_is "$OK_TEXT"; end
+for w in 1 2 3 4096; do
+    begin "run --workers $w"; run run --workers "$w" --json ok.stc; code_is 0; out_is "$OK_JSON"; end
+done
+begin "run --workers=2"; run run --workers=2 ok.stc; code_is 0; out_is "$OK_TEXT"; end
+begin "run --queue-capacity 1"; run run --queue-capacity 1 --workers 2 ok.stc; code_is 0; out_is "$OK_TEXT"; end
+begin "STC_QUEUE_CAPACITY=4"; STC_QUEUE_CAPACITY=4 run run ok.stc; code_is 0; out_is "$OK_TEXT"; end
+begin "--queue-capacity overrides a bad STC_QUEUE_CAPACITY"
+STC_QUEUE_CAPACITY=bad run run --queue-capacity 2 ok.stc; code_is 0; out_is "$OK_TEXT"; end
+begin "run --verify"; run run --verify ok.stc; code_is 0; out_is "$OK_TEXT"; err_empty; end
+begin "run --verify --json --workers 2"; run run --verify --json --workers 2 ok.stc; code_is 0; out_is "$OK_JSON"; end
+begin "every value kind as text"; run run values.stc; code_is 0; out_is "$VALUES_TEXT"; end
+begin "every value kind as JSON"; run run --json values.stc; code_is 0; out_is "$VALUES_JSON"; end
+begin "check: ok"; run check ok.stc; code_is 0; out_empty; err_empty; end
+begin "stdin '-'"; INPUT=ok.stc run run --json -; code_is 0; out_is "$OK_JSON"; end
+begin "check stdin"; INPUT=ok.stc run check -; code_is 0; out_empty; err_empty; end
+cp ok.stc ./-dash.stc
+begin "-- before a FILE starting with '-'"; run run -- -dash.stc; code_is 0; out_is "$OK_TEXT"; end
+begin "demo"; run run "$SRC/examples/demo.stc"; code_is 0
+out_is $'[(12, "low"), (56, "good"), (62, "good"), (46, "fair"), (49, "fair"), (46, "fair")]\nclean = 2\nsmooth = (280, 6)\nhigh = 2\nlow = 4'
+end
+
+# ---- compile errors (65) -----------------------------------------------------
+
+begin "type error"; run run typeerr.stc; code_is 65; out_empty; err_has "typeerr.stc:1:"; err_has ": error: "
+err_has 'main = 1 + "one"'; end
+begin "check: type error"; run check typeerr.stc; code_is 65; out_empty; err_has "typeerr.stc:1:"; end
+begin "no main"; run run nomain.stc; code_is 65; err_has "nomain.stc:1:1: error: no 'main' declaration"; end
+begin "empty file"; run run empty.stc; code_is 65; err_has "empty.stc:1:1: error: no 'main' declaration"; end
+begin "empty stdin"; run run -; code_is 65; err_has "<stdin>:1:1: error: no 'main' declaration"; end
+begin "syntax error on stdin"; INPUT=typeerr.stc run check -; code_is 65; err_has "<stdin>:1:"; end
+for r in random1 random2 random3; do
+    begin "random bytes ($r)"; run run $r.stc; code_is 65; out_empty; err_has "$r.stc:"; err_has ": error: "; end
+done
+begin "NUL bytes"; printf 'main = 1\0 + 2\n' >nul.stc; run run nul.stc; code_is 65; err_has "nul.stc:1:9: error:"; end
+begin "unterminated string at the end of the file"; printf 'main = "abc' >unterminated.stc
+run run unterminated.stc; code_is 65; err_has "unterminated.stc:1:8: error: unterminated string literal"; end
+begin "100000 nested parentheses"; { printf 'main = '; head -c 100000 /dev/zero | tr '\0' '('; } >deep_parens.stc
+run check deep_parens.stc; code_is 65; err_has "deep_parens.stc:1:"; err_has "nested too deeply"; end
+
+# ---- runtime errors (70) -----------------------------------------------------
+
+begin "division by zero"; run run divzero.stc; code_is 70; out_empty; err_is "$DIVZERO_ERR"; end
+begin "division by zero, --json"; run run --json divzero.stc; code_is 70; out_empty; err_is "$DIVZERO_ERR"; end
+begin "division by zero, --verify"; run run --verify divzero.stc; code_is 70; out_empty; err_is "$DIVZERO_ERR"; end
+begin "division by zero, --workers 2"; run run --workers 2 divzero.stc; code_is 70; err_is "$DIVZERO_ERR"; end
+begin "check does not run"; run check divzero.stc; code_is 0; out_empty; err_empty; end
+printf 'fun f(n) = if n == 0 then 0 else 1 + f(n - 1)\nmain = f(100000000)\n' >deep.stc
+begin "call depth limit"; run run deep.stc; code_is 70; err_has "call depth limit exceeded"; end
+
+# ---- unreadable files (66) ---------------------------------------------------
+
+begin "missing file"; run run nope.stc; code_is 66; out_empty
+err_is "stc: cannot read 'nope.stc': No such file or directory"; end
+begin "check: missing file"; run check nope.stc; code_is 66; end
+mkdir adir
+begin "directory"; run run adir; code_is 66; err_is "stc: cannot read 'adir': Is a directory"; end
+if [ "$(id -u)" != 0 ]; then
+    cp ok.stc locked.stc; chmod 000 locked.stc
+    begin "unreadable file"; run run locked.stc; code_is 66; err_is "stc: cannot read 'locked.stc': Permission denied"; end
+fi
+
+# ---- output and resource failures ------------------------------------------
+
+if [ -w /dev/full ]; then
+    begin "stdout on a full disk"; "$STC" run ok.stc >/dev/full 2>err </dev/null; code=$?
+    : >out; code_is 74; err_has "stc: cannot write output"; end
+fi
+# Out of memory: only where an address-space limit works (not under ASan).
+if { (ulimit -v 300000 && exec "$STC" --version) >/dev/null 2>&1; } 2>/dev/null; then
+    printf 'main = len(range(0, 100000000))\n' >huge.stc
+    begin "out of memory"; (ulimit -v 300000; exec "$STC" run huge.stc) >out 2>err </dev/null; code=$?
+    code_is 71; out_empty; err_has "out of memory"; end
+fi
+
+# ---- odd argv ------------------------------------------------------------------
+
+begin "long argument"; run "$(head -c 100000 /dev/zero | tr '\0' x)"; code_is 64; end
+begin "control bytes in argv"; run run $'\x01\x02' ; code_is 66; end
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
