@@ -256,8 +256,9 @@ int stc_builder_finish(stc_builder *b, stc_program **out, stc_diags **diags);
 
 typedef struct stc_run_opts {
     int workers;          /* 0: the number of online CPUs */
-    int queue_capacity;   /* 0: default */
+    int queue_capacity;   /* items per batch passed between stages at most; 0: default (1024) */
     bool reference;       /* run the reference evaluator */
+    int max_batches;      /* batches in flight at most; 0: default (2 x workers + stages) */
 } stc_run_opts;
 
 typedef struct stc_result stc_result;
@@ -288,6 +289,18 @@ stc_error_info stc_result_error(const stc_result *r);
 /* "FILE:LINE:COL: error: message (in thread T, smap item K)"; malloc'd. */
 char *stc_result_error_format(const stc_result *r);
 void stc_result_free(stc_result *r);
+
+/* What the parallel runtime did in a run (all zero for a reference run). */
+typedef struct stc_run_stats {
+    int workers;                 /* worker threads used */
+    long long smaps_parallel;    /* smap calls run as pipelines */
+    long long smaps_sequential;  /* smap calls left to the sequential evaluator
+                                    (short lists, or a body that is one serial stage) */
+    long long items;             /* list items that went through pipelines */
+    long long peak_in_flight;    /* most items alive in a pipeline at once */
+    long long max_in_flight;     /* the bound on that: batches in flight x queue capacity */
+} stc_run_stats;
+stc_run_stats stc_result_stats(const stc_result *r);
 
 #ifdef __cplusplus
 }

@@ -104,6 +104,11 @@ char *stc_result_error_format(const stc_result *r)
     return buf_take(&b);
 }
 
+stc_run_stats stc_result_stats(const stc_result *r)
+{
+    return r ? r->stats : (stc_run_stats){0};
+}
+
 void stc_result_free(stc_result *r)
 {
     if (!r) return;

@@ -14,6 +14,7 @@ struct stc_result {
     /* Error (err.message == NULL when the run succeeded); strings owned. */
     stc_error_info err;
     char *owned_message;  /* err.message when allocated; NULL when static */
+    stc_run_stats stats;  /* the parallel runtime's counters */
 };
 
 /* A result with room for n states (all unit, names copied). NULL on OOM. */

@@ -1,11 +1,21 @@
-/* run.c - stc_run: evaluate a program's main.
- * Until the parallel runtime lands, every run uses the reference
- * evaluator; opts are validated so hosts can already pass them. */
+/* run.c - stc_run: evaluate a program's main, with the parallel runtime
+ * (src/flow) taking over every smap it can, or with the reference
+ * evaluator alone when opts->reference is set. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "api/program.h"
 #include "api/result.h"
 #include "eval/eval.h"
+#include "flow/flow.h"
+
+#define RUN_MAX_WORKERS 4096
+
+static int run_default_workers(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > RUN_MAX_WORKERS ? RUN_MAX_WORKERS : (int)n;
+}
 
 int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
 {
@@ -13,7 +23,8 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
     *out = NULL;
     if (!prog) return STC_EINVAL;
     stc_run_opts o = opts ? *opts : (stc_run_opts){0};
-    if (o.workers < 0 || o.queue_capacity < 0) return STC_EINVAL;
+    if (o.workers < 0 || o.workers > RUN_MAX_WORKERS || o.queue_capacity < 0 || o.max_batches < 0)
+        return STC_EINVAL;
     const ir_program *p = prog->ir;
     const char **names = NULL;
     if (p->nthreads) {
@@ -24,7 +35,26 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
     stc_result *res = result_new((size_t)p->nthreads, names);
     free(names);
     if (!res) return STC_ENOMEM;
-    int rc = eval_run(p, res);
+    flow_runtime *rt = NULL;
+    if (!o.reference) {
+        int workers = o.workers ? o.workers : run_default_workers();
+        rt = flow_runtime_new(p, workers, o.queue_capacity, o.max_batches);
+        if (!rt) {
+            stc_result_free(res);
+            return STC_ENOMEM;
+        }
+        res->stats.workers = workers;
+    }
+    int rc = eval_run_hooked(p, res, rt ? flow_runtime_hook(rt) : NULL);
+    if (rt) {
+        flow_stats fs = flow_runtime_stats(rt);
+        res->stats.smaps_parallel = fs.smaps_parallel;
+        res->stats.smaps_sequential = fs.smaps_sequential;
+        res->stats.items = fs.items;
+        res->stats.peak_in_flight = fs.peak_in_flight;
+        res->stats.max_in_flight = fs.max_in_flight;
+        flow_runtime_free(rt);
+    }
     if (rc != 0 && rc != STC_ERUNTIME && !res->err.message) {
         stc_result_free(res);
         return rc;

@@ -35,6 +35,15 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         stc_value_release(xs);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
     }
+    if (cx->smap_hook) {
+        rc = cx->smap_hook->run(cx->smap_hook->ud, cx, e, thread, fnv, xs, out);
+        if (rc != EVAL_SMAP_DECLINED) {
+            stc_value_release(fnv);
+            stc_value_release(xs);
+            return rc;
+        }
+        rc = 0;
+    }
     size_t n = val_seq_len(xs);
     stc_value r = val_seq_alloc(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) {

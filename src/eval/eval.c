@@ -443,7 +443,7 @@ EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr
 }
 
 /* Whether v matches alt; on a match its binders are bound. */
-static bool eval_match(const ir_alt *alt, stc_value v, eval_frame *fr)
+bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
 {
     switch (alt->pat) {
     case PAT_WILD: return true;
@@ -472,7 +472,7 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
     if (rc) return rc;
     for (int i = 0; i < e->u.cas.nalts; i++) {
         const ir_alt *alt = &e->u.cas.alts[i];
-        if (!eval_match(alt, v, fr)) continue;
+        if (!eval_case_match(alt, v, fr)) continue;
         stc_value_release(v);
         rc = eval_expr(cx, alt->body, fr, out);
         eval_unbind(fr, alt->vars, alt->nvars);

@@ -13,6 +13,10 @@
  * stores the result value and every final state in res (created by the
  * caller with result_new(p->nthreads, names)). Returns 0, or STC_ERUNTIME /
  * STC_ENOMEM / STC_ELIMIT with the error recorded in res. */
+struct eval_smap_hook;
 int eval_run(const ir_program *p, stc_result *res);
+/* The same, with every smap that main's evaluation reaches offered to hook
+ * first (the parallel runtime; see eval_internal.h). */
+int eval_run_hooked(const ir_program *p, stc_result *res, const struct eval_smap_hook *hook);
 
 #endif

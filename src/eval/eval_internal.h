@@ -67,8 +67,22 @@ typedef struct eval_err {
     long long item;     /* innermost smap item, -1 outside smap */
 } eval_err;
 
+/* The parallel runtime's entry point: eval_smap calls hook->run (when the
+ * context has a hook) after evaluating smap's function (fnv, or the thread
+ * index `thread` >= 0) and list xs, both borrowed.  run returns 0 with the
+ * result list in *out, a negative error code after recording the error in
+ * cx, or EVAL_SMAP_DECLINED to let the evaluator run the smap itself. */
+#define EVAL_SMAP_DECLINED 1
+struct eval_ctx;
+typedef struct eval_smap_hook {
+    int (*run)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
+               stc_value xs, stc_value *out);
+    void *ud;
+} eval_smap_hook;
+
 typedef struct eval_ctx {
     const ir_program *p;
+    const eval_smap_hook *smap_hook; /* NULL: every smap runs here, sequentially */
     eval_tstate *states;  /* p->nthreads entries */
     int depth;            /* see EVAL_MAX_DEPTH */
     uintptr_t stack_base; /* where the current C stack segment began; 0: set at the
@@ -109,6 +123,9 @@ int eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
     ;
 /* Records "out of memory" (STC_ENOMEM) at loc; returns STC_ENOMEM. */
 int eval_oom(eval_ctx *cx, ir_loc loc);
+
+/* Whether v matches alt; on a match the alt's binders are bound in fr. */
+bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr);
 
 /* Evaluates e in frame fr. */
 int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);

@@ -66,6 +66,19 @@ bool eval_value_has_type(stc_value v, ir_type *ty)
 
 /* ---- Thread calls ------------------------------------------------------------ */
 
+/* The very same value: one heap object, or equal scalar bits. */
+static bool eval_same_value(stc_value a, stc_value b)
+{
+    if (a.tag != b.tag) return false;
+    switch (a.tag) {
+    case STC_T_UNIT: return true;
+    case STC_T_INT: return a.as.i == b.as.i;
+    case STC_T_FLOAT: return memcmp(&a.as.f, &b.as.f, sizeof a.as.f) == 0;
+    case STC_T_BOOL: return a.as.b == b.as.b;
+    default: return a.as.obj == b.as.obj;
+    }
+}
+
 int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out)
 {
     *out = eval_unit;
@@ -77,6 +90,13 @@ int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_valu
     }
     eval_tstate *st = &cx->states[t];
     *out = stc_value_retain(val_seq_items(pair)[0]);
+    stc_value next = val_seq_items(pair)[1];
+    if (eval_same_value(next, st->value)) {
+        /* The state came back unchanged (a read-only thread): no write, so
+         * the parallel runtime may run such calls on several workers. */
+        stc_value_release(pair);
+        return 0;
+    }
     stc_value old = st->value;
     st->value = stc_value_retain(val_seq_items(pair)[1]);
     stc_value_release(old);
@@ -293,7 +313,9 @@ static int eval_main(eval_ctx *cx, stc_value *out)
     return rc;
 }
 
-int eval_run(const ir_program *p, stc_result *res)
+int eval_run(const ir_program *p, stc_result *res) { return eval_run_hooked(p, res, NULL); }
+
+int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *hook)
 {
     eval_ctx cx;
     eval_ctx_init(&cx, p, NULL);
@@ -303,6 +325,7 @@ int eval_run(const ir_program *p, stc_result *res)
     int rc = eval_states_init(&cx, &st);
     if (rc == 0) {
         cx.states = st;
+        cx.smap_hook = hook; /* not for inits: they cannot call threads */
         rc = eval_main(&cx, &v);
     }
     if (rc == 0 && !(finals = calloc(n ? n : 1, sizeof *finals))) rc = eval_oom(&cx, p->main_loc);

@@ -1,0 +1,224 @@
+/* analyze.c - which thread states an expression may write.
+ *
+ * A function's set is the union over its body of: threads called directly
+ * (a thread writes itself unless it is read-only, plus whatever its own
+ * function calls), functions called or named, lambdas written inside it
+ * (they may be called later), and `all` for a call through a function
+ * value (it could be anything).  Sets of mutually recursive functions are
+ * found by iterating to a fixpoint.  A lang thread is read-only when every
+ * path of its function returns its state parameter itself; the evaluator
+ * then never writes its state (eval_thread_result skips identical values),
+ * so its calls can run on several workers at once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flow.h"
+
+static flow_set flow_set_new(flow_info *fi)
+{
+    flow_set s = {false, arena_alloc(fi->mem, (size_t)fi->nwords * sizeof(uint64_t) + 1)};
+    if (!s.bits) s.all = true;
+    return s;
+}
+
+/* dst |= src; returns whether dst changed. */
+static bool flow_set_join(const flow_info *fi, flow_set *dst, flow_set src)
+{
+    bool changed = false;
+    if (src.all && !dst->all) {
+        dst->all = true;
+        changed = true;
+    }
+    if (!src.bits || !dst->bits) return changed;
+    for (int i = 0; i < fi->nwords; i++) {
+        uint64_t v = dst->bits[i] | src.bits[i];
+        if (v != dst->bits[i]) {
+            dst->bits[i] = v;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+bool flow_set_empty(const flow_info *fi, flow_set s)
+{
+    if (s.all) return false;
+    for (int i = 0; s.bits && i < fi->nwords; i++)
+        if (s.bits[i]) return false;
+    return true;
+}
+
+/* Adds to *acc what evaluating e may write, with the current estimates. */
+static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc);
+
+static void flow_collect_fun(flow_info *fi, const ir_fun *fn, flow_set *acc)
+{
+    if (fn && fn->body) flow_collect(fi, fn->body, acc);
+}
+
+static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
+{
+    if (!e || acc->all) return;
+    const ir_program *p = fi->p;
+    switch (e->kind) {
+    case IR_FUNREF:
+        if (e->u.index >= 0 && e->u.index < p->nfuns) flow_set_join(fi, acc, fi->fun_sets[e->u.index]);
+        return;
+    case IR_THREADREF:
+        if (e->u.index >= 0 && e->u.index < p->nthreads) flow_set_join(fi, acc, fi->thread_sets[e->u.index]);
+        return;
+    case IR_LAMBDA: flow_collect_fun(fi, e->u.fn, acc); return;
+    case IR_CALL:
+        switch (e->u.call.kind) {
+        case CALL_FUN:
+            if (e->u.call.callee.index >= 0 && e->u.call.callee.index < p->nfuns)
+                flow_set_join(fi, acc, fi->fun_sets[e->u.call.callee.index]);
+            break;
+        case CALL_THREAD:
+            if (e->u.call.callee.index >= 0 && e->u.call.callee.index < p->nthreads)
+                flow_set_join(fi, acc, fi->thread_sets[e->u.call.callee.index]);
+            break;
+        case CALL_BUILTIN: break;
+        default: acc->all = true; return; /* through a value: unknown */
+        }
+        for (int i = 0; i < e->u.call.nargs; i++) flow_collect(fi, e->u.call.args[i], acc);
+        return;
+    case IR_CASE:
+        flow_collect(fi, e->a, acc);
+        for (int i = 0; i < e->u.cas.nalts; i++) flow_collect(fi, e->u.cas.alts[i].body, acc);
+        return;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++) flow_collect(fi, e->u.agg.items[i], acc);
+        return;
+    default:
+        flow_collect(fi, e->a, acc);
+        flow_collect(fi, e->b, acc);
+        flow_collect(fi, e->c, acc);
+        return;
+    }
+}
+
+flow_set flow_expr_set(flow_info *fi, const ir_expr *e)
+{
+    flow_set s = flow_set_new(fi);
+    flow_collect(fi, e, &s);
+    return s;
+}
+
+bool flow_expr_uses(const ir_expr *e, const ir_var *v)
+{
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_VAR: return e->u.var == v;
+    case IR_LAMBDA:
+        for (int i = 0; i < e->u.fn->ncaptures; i++)
+            if (e->u.fn->captures[i] == v) return true;
+        return false;
+    case IR_CALL:
+        if (e->u.call.kind == CALL_VALUE && e->u.call.callee.var == v) return true;
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (flow_expr_uses(e->u.call.args[i], v)) return true;
+        return false;
+    case IR_CASE:
+        if (flow_expr_uses(e->a, v)) return true;
+        for (int i = 0; i < e->u.cas.nalts; i++)
+            if (flow_expr_uses(e->u.cas.alts[i].body, v)) return true;
+        return false;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++)
+            if (flow_expr_uses(e->u.agg.items[i], v)) return true;
+        return false;
+    default: return flow_expr_uses(e->a, v) || flow_expr_uses(e->b, v) || flow_expr_uses(e->c, v);
+    }
+}
+
+/* Whether every path of e ends in a pair whose second item is state var s. */
+static bool flow_returns_state(const ir_expr *e, const ir_var *s)
+{
+    switch (e->kind) {
+    case IR_LET:
+    case IR_LETTUPLE: return flow_returns_state(e->b, s);
+    case IR_IF: return flow_returns_state(e->b, s) && flow_returns_state(e->c, s);
+    case IR_CASE:
+        for (int i = 0; i < e->u.cas.nalts; i++)
+            if (!flow_returns_state(e->u.cas.alts[i].body, s)) return false;
+        return e->u.cas.nalts > 0;
+    case IR_TUPLE:
+        return e->u.agg.nitems == 2 && e->u.agg.items[1]->kind == IR_VAR && e->u.agg.items[1]->u.var == s;
+    default: return false;
+    }
+}
+
+/* A lang thread whose function is `(g, h)` with g free of the state, h
+ * free of the inputs, and neither writing any thread: g can be replicated
+ * and h folded serially. */
+static bool flow_is_split(flow_info *fi, const ir_thread *th)
+{
+    if (th->kind != THREAD_LANG || th->fun < 0 || th->fun >= fi->p->nfuns) return false;
+    const ir_fun *fn = fi->p->funs[th->fun];
+    const ir_expr *body = fn->body;
+    if (fn->nparams < 1 || fn->ncaptures || !body || body->kind != IR_TUPLE || body->u.agg.nitems != 2)
+        return false;
+    const ir_var *s = fn->params[fn->nparams - 1];
+    const ir_expr *g = body->u.agg.items[0], *h = body->u.agg.items[1];
+    if (flow_expr_uses(g, s)) return false;
+    for (int i = 0; i + 1 < fn->nparams; i++)
+        if (flow_expr_uses(h, fn->params[i])) return false;
+    return flow_set_empty(fi, flow_expr_set(fi, g)) && flow_set_empty(fi, flow_expr_set(fi, h));
+}
+
+flow_info *flow_info_new(const ir_program *p)
+{
+    flow_info *fi = calloc(1, sizeof *fi);
+    if (!fi) return NULL;
+    fi->p = p;
+    fi->nwords = (p->nthreads + 63) / 64;
+    if (!(fi->mem = arena_new())) goto oom;
+    size_t nf = p->nfuns > 0 ? (size_t)p->nfuns : 0, nt = p->nthreads > 0 ? (size_t)p->nthreads : 0;
+    fi->fun_sets = arena_alloc(fi->mem, (nf + 1) * sizeof *fi->fun_sets);
+    fi->thread_sets = arena_alloc(fi->mem, (nt + 1) * sizeof *fi->thread_sets);
+    fi->readonly = arena_alloc(fi->mem, nt + 1);
+    fi->split = arena_alloc(fi->mem, nt + 1);
+    if (!fi->fun_sets || !fi->thread_sets || !fi->readonly || !fi->split) goto oom;
+    for (size_t i = 0; i < nf; i++) fi->fun_sets[i] = flow_set_new(fi);
+    for (size_t i = 0; i < nt; i++) {
+        const ir_thread *th = p->threads[i];
+        fi->thread_sets[i] = flow_set_new(fi);
+        if (th->kind == THREAD_C) {
+            fi->readonly[i] = th->cdef && (th->cdef->access == STC_READS || th->cdef->access == STC_PURE);
+        } else if (th->fun >= 0 && th->fun < p->nfuns) {
+            const ir_fun *fn = p->funs[th->fun];
+            fi->readonly[i] = fn->nparams >= 1 && fn->body &&
+                              flow_returns_state(fn->body, fn->params[fn->nparams - 1]);
+        }
+        if (!fi->readonly[i] && fi->thread_sets[i].bits) fi->thread_sets[i].bits[i / 64] |= (uint64_t)1 << (i % 64);
+    }
+    /* Fixpoint: the sets only grow, and are bounded. */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t i = 0; i < nf; i++) {
+            flow_set s = flow_set_new(fi);
+            flow_collect_fun(fi, p->funs[i], &s);
+            changed |= flow_set_join(fi, &fi->fun_sets[i], s);
+        }
+        for (size_t i = 0; i < nt; i++) {
+            const ir_thread *th = p->threads[i];
+            if (th->kind == THREAD_LANG && th->fun >= 0 && th->fun < p->nfuns)
+                changed |= flow_set_join(fi, &fi->thread_sets[i], fi->fun_sets[th->fun]);
+        }
+    }
+    for (size_t i = 0; i < nt; i++) fi->split[i] = !fi->readonly[i] && flow_is_split(fi, p->threads[i]);
+    return fi;
+oom:
+    flow_info_free(fi);
+    return NULL;
+}
+
+void flow_info_free(flow_info *fi)
+{
+    if (!fi) return;
+    arena_free(fi->mem);
+    free(fi);
+}

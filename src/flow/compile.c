@@ -1,0 +1,286 @@
+/* compile.c - an smap body as a plan: steps in evaluation order, cut into
+ * pipeline stages.
+ *
+ * The body is flattened only where it calls threads: a sub-expression that
+ * writes no thread is one FS_EVAL step, whatever its size.  Elsewhere the
+ * children of a node are evaluated into temporary slots, left to right, and
+ * the node itself is re-evaluated as a synthetic copy whose children read
+ * those slots; so every step is ordinary evaluator code and errors keep
+ * their locations.  Steps keep the reference evaluator's order, so the
+ * first failing step of an item is the reference's error for that item.
+ *
+ * Stages: a thread's steps, from its first use to its last, and everything
+ * between, form one serial stage (overlapping spans merge); the steps
+ * between serial spans form replicated stages. */
+#include <string.h>
+
+#include "flow/flow.h"
+
+typedef struct flow_cc {
+    flow_info *fi;
+    flow_plan *plan;
+    int cap;          /* steps allocated */
+    bool oom;
+} flow_cc;
+
+static flow_step *flow_emit(flow_cc *c, flow_step_kind kind, const ir_expr *e, int dst, int guard, int depth,
+                            flow_set writes)
+{
+    flow_plan *pl = c->plan;
+    if (c->oom) return NULL;
+    if (pl->nsteps == c->cap) {
+        int ncap = c->cap ? 2 * c->cap : 16;
+        flow_step *n = arena_alloc(c->fi->mem, (size_t)ncap * sizeof *n);
+        if (!n) {
+            c->oom = true;
+            return NULL;
+        }
+        if (pl->nsteps) memcpy(n, pl->steps, (size_t)pl->nsteps * sizeof *n);
+        pl->steps = n;
+        c->cap = ncap;
+    }
+    flow_step *s = &pl->steps[pl->nsteps++];
+    *s = (flow_step){.kind = kind, .e = e, .src = -1, .dst = dst, .guard = guard, .flag0 = -1,
+                     .thread = -1, .depth = depth, .writes = writes};
+    return s;
+}
+
+static int flow_temp(flow_cc *c) { return c->plan->nslots++; }
+
+/* A synthetic variable reference reading frame slot `slot`. */
+static ir_expr *flow_slot_ref(flow_cc *c, const ir_expr *like, int slot)
+{
+    ir_expr *r = arena_alloc(c->fi->mem, sizeof *r);
+    ir_var *v = arena_alloc(c->fi->mem, sizeof *v);
+    if (!r || !v) {
+        c->oom = true;
+        return NULL;
+    }
+    v->name = "<tmp>";
+    v->loc = like->loc;
+    v->slot = slot;
+    v->type = like->type;
+    r->kind = IR_VAR;
+    r->loc = like->loc;
+    r->type = like->type;
+    r->u.var = v;
+    return r;
+}
+
+static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int depth);
+
+/* Evaluates the n children into fresh temporaries, in order; stores their
+ * slots in slots[] and synthetic references to them in refs[]. */
+static void flow_children(flow_cc *c, ir_expr *const *kids, int n, int guard, int depth, int *slots,
+                          ir_expr **refs)
+{
+    for (int i = 0; i < n && !c->oom; i++) {
+        slots[i] = flow_temp(c);
+        flow_compile(c, kids[i], slots[i], guard, depth);
+        refs[i] = flow_slot_ref(c, kids[i], slots[i]);
+    }
+}
+
+/* A g x h thread call with its inputs in slots: output step, state step. */
+static void flow_split_call(flow_cc *c, const ir_expr *call, const int *args, int nargs, int dst, int guard,
+                            int depth)
+{
+    flow_info *fi = c->fi;
+    int t = call->u.call.callee.index;
+    flow_step *o = flow_emit(c, FS_SPLIT_OUT, call, dst, guard, depth, flow_set_none());
+    if (o) {
+        o->thread = t;
+        o->args = args;
+        o->nargs = nargs;
+    }
+    flow_step *s = flow_emit(c, FS_SPLIT_STATE, call, -1, guard, depth, fi->thread_sets[t]);
+    if (s) s->thread = t;
+}
+
+static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int depth)
+{
+    flow_info *fi = c->fi;
+    if (c->oom) return -1;
+    flow_set w = flow_expr_set(fi, e);
+    if (flow_set_empty(fi, w) || w.all) {
+        /* Nothing to cut (pure), or unknown calls: one step. */
+        flow_emit(c, FS_EVAL, e, dst, guard, depth, w);
+        return 0;
+    }
+    arena *mem = fi->mem;
+    switch (e->kind) {
+    case IR_LET: {
+        ir_var *v = e->u.let.nbinders > 0 ? e->u.let.binders[0] : NULL;
+        flow_compile(c, e->a, v && v->slot >= 0 ? v->slot : flow_temp(c), guard, depth + 1);
+        return flow_compile(c, e->b, dst, guard, depth + 1);
+    }
+    case IR_LETTUPLE: {
+        int t = flow_temp(c);
+        flow_compile(c, e->a, t, guard, depth + 1);
+        flow_step *s = flow_emit(c, FS_DESTRUCT, e, -1, guard, depth, flow_set_none());
+        if (s) s->src = t;
+        return flow_compile(c, e->b, dst, guard, depth + 1);
+    }
+    case IR_IF:
+    case IR_CASE: {
+        int t = flow_temp(c);
+        flow_compile(c, e->a, t, guard, depth + 1);
+        int nb = e->kind == IR_IF ? 2 : e->u.cas.nalts;
+        int flag0 = c->plan->nflags;
+        c->plan->nflags += nb;
+        flow_step *s = flow_emit(c, e->kind == IR_IF ? FS_SELECT_IF : FS_SELECT_CASE, e, -1, guard, depth,
+                                 flow_set_none());
+        if (s) {
+            s->src = t;
+            s->flag0 = flag0;
+        }
+        for (int i = 0; i < nb && !c->oom; i++) {
+            const ir_expr *body = e->kind == IR_CASE ? e->u.cas.alts[i].body : i == 0 ? e->b : e->c;
+            flow_compile(c, body, dst, flag0 + i, depth + 1);
+        }
+        return 0;
+    }
+    case IR_CALL: {
+        int n = e->u.call.nargs;
+        bool thread = e->u.call.kind == CALL_THREAD;
+        bool split = thread && fi->split[e->u.call.callee.index];
+        if (e->u.call.kind == CALL_VALUE || e->u.call.kind == CALL_NAME ||
+            (e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP))
+            break; /* smap inside the body runs whole, in one step */
+        bool pure_args = true;
+        for (int i = 0; i < n; i++) pure_args &= flow_set_empty(fi, flow_expr_set(fi, e->u.call.args[i]));
+        if (pure_args && !split) break; /* the call itself is the step */
+        int *slots = arena_alloc(mem, (size_t)(n + 1) * sizeof *slots);
+        ir_expr **refs = arena_alloc(mem, (size_t)(n + 1) * sizeof *refs);
+        ir_expr *copy = arena_alloc(mem, sizeof *copy);
+        if (!slots || !refs || !copy) {
+            c->oom = true;
+            return -1;
+        }
+        flow_children(c, e->u.call.args, n, guard, depth + 1, slots, refs);
+        if (split) {
+            flow_split_call(c, e, slots, n, dst, guard, depth);
+            return 0;
+        }
+        *copy = *e;
+        copy->u.call.args = refs;
+        /* What the call itself writes, its arguments being done. */
+        flow_emit(c, FS_EVAL, copy, dst, guard, depth, flow_expr_set(fi, copy));
+        return 0;
+    }
+    case IR_TUPLE:
+    case IR_LIST:
+    case IR_INL:
+    case IR_INR:
+    case IR_UNOP:
+    case IR_BINOP: {
+        if (e->kind == IR_BINOP && (e->u.binop == OP_AND || e->u.binop == OP_OR)) break; /* short-circuit */
+        bool agg = e->kind == IR_TUPLE || e->kind == IR_LIST;
+        int n = agg ? e->u.agg.nitems : e->kind == IR_BINOP ? 2 : 1;
+        ir_expr *kids[2] = {e->a, e->b};
+        int *slots = arena_alloc(mem, (size_t)(n + 1) * sizeof *slots);
+        ir_expr **refs = arena_alloc(mem, (size_t)(n + 1) * sizeof *refs);
+        ir_expr *copy = arena_alloc(mem, sizeof *copy);
+        if (!slots || !refs || !copy) {
+            c->oom = true;
+            return -1;
+        }
+        flow_children(c, agg ? e->u.agg.items : kids, n, guard, depth + 1, slots, refs);
+        *copy = *e;
+        if (agg) copy->u.agg.items = refs;
+        else {
+            copy->a = refs[0];
+            copy->b = n > 1 ? refs[1] : NULL;
+        }
+        flow_emit(c, FS_EVAL, copy, dst, guard, depth, flow_set_none());
+        return 0;
+    }
+    default: break;
+    }
+    flow_emit(c, FS_EVAL, e, dst, guard, depth, w);
+    return 0;
+}
+
+/* Whether two sets share a thread. */
+static bool flow_overlap(const flow_info *fi, flow_set a, flow_set b)
+{
+    if (a.all || b.all) return !flow_set_empty(fi, a) && !flow_set_empty(fi, b);
+    for (int i = 0; a.bits && b.bits && i < fi->nwords; i++)
+        if (a.bits[i] & b.bits[i]) return true;
+    return false;
+}
+
+/* Cuts the steps into stages (see the file comment). */
+static int flow_stages(flow_cc *c)
+{
+    flow_plan *pl = c->plan;
+    const flow_info *fi = c->fi;
+    pl->stages = arena_alloc(fi->mem, (size_t)(pl->nsteps + 1) * sizeof *pl->stages);
+    if (!pl->stages) return -1;
+    int i = 0;
+    while (i < pl->nsteps) {
+        flow_stage *st = &pl->stages[pl->nstages++];
+        st->first = i;
+        if (flow_set_empty(fi, pl->steps[i].writes)) {
+            while (i < pl->nsteps && flow_set_empty(fi, pl->steps[i].writes)) i++;
+            st->count = i - st->first;
+            st->serial = false;
+            continue;
+        }
+        /* A serial span: extend to the last step sharing a thread with
+         * any step already in it. */
+        int end = i; /* inclusive */
+        for (int j = i; j <= end; j++) {
+            if (flow_set_empty(fi, pl->steps[j].writes)) continue;
+            for (int k = pl->nsteps - 1; k > end; k--)
+                if (flow_overlap(fi, pl->steps[j].writes, pl->steps[k].writes)) {
+                    end = k;
+                    break;
+                }
+        }
+        i = end + 1;
+        st->count = i - st->first;
+        st->serial = true;
+        pl->nserial++;
+    }
+    return 0;
+}
+
+flow_plan *flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread)
+{
+    flow_plan *pl = arena_alloc(fi->mem, sizeof *pl);
+    if (!pl) return NULL;
+    pl->smap = smap;
+    pl->fn = fn;
+    pl->thread = fn ? -1 : thread;
+    flow_cc c = {.fi = fi, .plan = pl};
+    if (fn) {
+        pl->nslots = fn->nslots > 0 ? fn->nslots : 0;
+        pl->result = flow_temp(&c);
+        flow_compile(&c, fn->body, pl->result, -1, 1); /* a body runs one level inside its call */
+    } else {
+        /* thread(x) with the item in slot 0: a synthetic call node. */
+        int in = flow_temp(&c);
+        pl->result = flow_temp(&c);
+        ir_expr *call = arena_alloc(fi->mem, sizeof *call);
+        ir_expr **args = arena_alloc(fi->mem, sizeof *args);
+        if (!call || !args) return NULL;
+        *call = *smap;
+        call->u.call.kind = CALL_THREAD;
+        call->u.call.callee.index = thread;
+        call->u.call.nargs = 1;
+        call->u.call.args = args;
+        call->type = fi->p->threads[thread]->out_type;
+        args[0] = flow_slot_ref(&c, smap->u.call.args[1], in);
+        if (fi->split[thread]) {
+            int *slots = arena_alloc(fi->mem, sizeof *slots);
+            if (!slots) return NULL;
+            slots[0] = in;
+            flow_split_call(&c, call, slots, 1, pl->result, -1, -1);
+        } else {
+            flow_emit(&c, FS_EVAL, call, pl->result, -1, -1, fi->thread_sets[thread]);
+        }
+    }
+    if (c.oom || flow_stages(&c) != 0) return NULL;
+    return pl;
+}

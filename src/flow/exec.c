@@ -1,0 +1,444 @@
+/* exec.c - runs an smap's plan on the worker pool.
+ *
+ * Items travel in batches (sched_batch.data is a flow_batch): the source
+ * cuts the list into batches whose size adapts to the measured cost per
+ * item (about FLOW_BATCH_TARGET_NS of work each, never more than the queue
+ * capacity); each stage runs its steps over the batch's items in order;
+ * release moves each item's result into the result list and frees the
+ * batch.  Every item has its own frame of slots, so replicated stages
+ * share nothing but immutable values and the thread states that serial
+ * stages own one at a time.
+ *
+ * Errors: the first failing step of an item ends that item and the items
+ * after it in its batch; the scheduler then drops later batches and lets
+ * earlier ones finish, and the error of the earliest failing item is the
+ * one reported, which is the reference evaluator's error. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flow/flow.h"
+#include "sched/sched.h"
+#include "value/value.h"
+
+#define FLOW_DEFAULT_CAPACITY 1024     /* items per batch at most */
+#define FLOW_BATCH_TARGET_NS 50000     /* work per batch the source aims at */
+
+struct flow_runtime {
+    const ir_program *p;
+    flow_info *fi;
+    int workers, capacity, max_batches;
+    sched_pool *pool;        /* made at the first parallel smap */
+    eval_ctx *wcx;           /* one evaluation context per worker */
+    flow_plan **plans;       /* made so far (used by the main thread only) */
+    int nplans, plans_cap;
+    eval_smap_hook hook;
+    flow_stats stats;
+};
+
+typedef struct flow_batch {
+    size_t first;       /* list index of item 0 */
+    int n;
+    bool loaded;        /* frames filled (by stage 0) */
+    uint64_t busy_ns;   /* stage time spent on it */
+    uint8_t *dead;      /* per item: failed, or after a failure */
+    uint8_t *flags;     /* per item: plan->nflags branch flags */
+    stc_value *slots;   /* per item: plan->nslots */
+} flow_batch;
+
+/* One smap run. The fields above the line are read-only during the run. */
+typedef struct flow_job {
+    flow_runtime *rt;
+    const flow_plan *plan;
+    const stc_value *caps;    /* the closure's captures (borrowed by every frame) */
+    int ncaps;
+    const stc_value *items;
+    size_t n;
+    stc_value *out;           /* result list items; item i written by its batch's release */
+    int base_depth;
+    ir_loc loc;
+    const char *thread;       /* the thread running the smap, if any (for errors) */
+    /* ---- */
+    size_t next;              /* next item to hand out (the source is serial) */
+    atomic_uint_fast64_t ns_per_item; /* atomic: cost estimate, 0 = unknown */
+    atomic_llong live;        /* atomic: items in batches not yet released */
+    atomic_llong peak;        /* atomic */
+    pthread_mutex_t err_lock;
+    long long err_index;      /* earliest failing item, -1 (err_lock) */
+    eval_err err;             /* its error (err_lock) */
+} flow_job;
+
+static uint64_t flow_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Keeps err (taking its message) if it is the earliest so far. */
+static void flow_record(flow_job *job, eval_err err, long long index)
+{
+    pthread_mutex_lock(&job->err_lock);
+    if (job->err_index < 0 || index < job->err_index) {
+        free(job->err.message);
+        job->err = err;
+        job->err_index = index;
+    } else {
+        free(err.message);
+    }
+    pthread_mutex_unlock(&job->err_lock);
+}
+
+/* The same for the error in cx, which is reset for the next item. */
+static void flow_record_error(flow_job *job, eval_ctx *cx, long long index)
+{
+    flow_record(job, cx->err, index);
+    cx->err = (eval_err){.item = -1};
+}
+
+static void flow_store(stc_value *slot, stc_value v)
+{
+    stc_value_release(*slot);
+    *slot = v;
+}
+
+/* A g x h thread's output part (out != NULL) or state part, evaluated in
+ * a frame of the thread's function like the evaluator's call would. */
+static int flow_split(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *out)
+{
+    const ir_program *p = job->rt->p;
+    const ir_thread *th = p->threads[s->thread];
+    const ir_fun *fn = p->funs[th->fun];
+    ir_loc loc = s->e->u.call.callee_loc;
+    size_t k = (size_t)th->ninputs, nslots = (size_t)fn->nslots;
+    if (cx->depth + 1 >= EVAL_MAX_DEPTH) return eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    stc_value small[8], *slots = nslots <= 8 ? small : malloc(nslots * sizeof *slots);
+    stc_value argv[8], *args = out && s->nargs > 8 ? malloc((size_t)s->nargs * sizeof *args) : argv;
+    if (!slots || !args) {
+        if (slots != small) free(slots);
+        if (args != argv) free(args);
+        return eval_oom(cx, loc);
+    }
+    for (size_t i = 0; i < nslots; i++) slots[i] = stc_value_unit();
+    int rc = 0;
+    if (out) {
+        for (int i = 0; i < s->nargs; i++) args[i] = stc_value_retain(fr->slots[s->args[i]]);
+        rc = eval_adapt_args(cx, th->name, k, (size_t)s->nargs, args, slots, loc);
+    } else {
+        slots[k] = stc_value_retain(cx->states[s->thread].value);
+    }
+    const char *saved = cx->thread;
+    cx->thread = th->name;
+    cx->depth += 2;
+    eval_frame ffr = {slots, fn};
+    stc_value v = stc_value_unit();
+    if (rc == 0) rc = eval_expr(cx, fn->body->u.agg.items[out ? 0 : 1], &ffr, &v);
+    cx->depth -= 2;
+    cx->thread = saved;
+    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    if (slots != small) free(slots);
+    if (args != argv) free(args);
+    if (rc) return rc;
+    if (out) *out = v;
+    else flow_store(&cx->states[s->thread].value, v);
+    return 0;
+}
+
+static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, uint8_t *flags)
+{
+    stc_value *slots = fr->slots, v;
+    int rc;
+    cx->depth = job->base_depth + s->depth;
+    switch (s->kind) {
+    case FS_EVAL:
+        if ((rc = eval_expr(cx, s->e, fr, &v))) return rc;
+        if (s->dst >= 0) flow_store(&slots[s->dst], v);
+        else stc_value_release(v);
+        return 0;
+    case FS_SELECT_IF:
+        if (slots[s->src].tag != STC_T_BOOL)
+            return eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: 'if' on a non-bool");
+        flags[s->flag0 + (slots[s->src].as.b ? 0 : 1)] = 1;
+        return 0;
+    case FS_SELECT_CASE: {
+        for (int i = 0; i < s->e->u.cas.nalts; i++) {
+            if (eval_case_match(&s->e->u.cas.alts[i], slots[s->src], fr)) {
+                flags[s->flag0 + i] = 1;
+                return 0;
+            }
+        }
+        char *text = stc_value_to_text(slots[s->src]);
+        if (!text) return eval_oom(cx, s->e->loc);
+        rc = eval_error(cx, STC_ERUNTIME, s->e->loc, "no case alternative matches %s", text);
+        free(text);
+        return rc;
+    }
+    case FS_DESTRUCT: {
+        stc_value t = slots[s->src];
+        int n = s->e->u.let.nbinders;
+        if (t.tag != STC_T_TUPLE || val_seq_len(t) != (size_t)n)
+            return eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: let-tuple arity mismatch");
+        for (int i = 0; i < n; i++) {
+            const ir_var *b = s->e->u.let.binders[i];
+            if (b && b->slot >= 0) flow_store(&slots[b->slot], stc_value_retain(val_seq_items(t)[i]));
+        }
+        return 0;
+    }
+    case FS_SPLIT_OUT:
+        if ((rc = flow_split(job, cx, s, fr, &v))) return rc;
+        flow_store(&slots[s->dst], v);
+        return 0;
+    case FS_SPLIT_STATE: return flow_split(job, cx, s, fr, NULL);
+    }
+    return eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: bad step");
+}
+
+/* Fills item i's frame: captures (borrowed), then the parameters. */
+static int flow_load(flow_job *job, eval_ctx *cx, stc_value *slots)
+{
+    const flow_plan *pl = job->plan;
+    for (int j = 0; j < pl->nslots; j++) slots[j] = stc_value_unit();
+    for (int j = 0; j < job->ncaps; j++) slots[j] = job->caps[j];
+    stc_value arg = stc_value_retain(job->items[cx->item]);
+    if (!pl->fn) {
+        slots[0] = arg;
+        return 0;
+    }
+    return eval_adapt_args(cx, pl->fn->name, (size_t)pl->fn->nparams, 1, &arg, slots + job->ncaps, job->loc);
+}
+
+static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
+{
+    flow_job *job = ud;
+    flow_batch *b = sb->data;
+    const flow_plan *pl = job->plan;
+    const flow_stage *st = &pl->stages[stage];
+    eval_ctx *cx = &job->rt->wcx[worker];
+    cx->stack_base = 0; /* this activation may run on another thread than the last */
+    uint64_t t0 = flow_now_ns();
+    sched_status status = SCHED_CONTINUE;
+    for (int i = 0; i < b->n; i++) {
+        if (b->dead[i]) continue;
+        stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
+        uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
+        eval_frame fr = {slots, pl->fn};
+        cx->item = (long long)(b->first + (size_t)i);
+        cx->thread = job->thread;
+        int rc = b->loaded ? 0 : flow_load(job, cx, slots);
+        for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
+            const flow_step *s = &pl->steps[k];
+            if (s->guard < 0 || flags[s->guard]) rc = flow_step_run(job, cx, s, &fr, flags);
+        }
+        if (rc) {
+            if (!cx->err.code) eval_oom(cx, job->loc);
+            flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            status = SCHED_STOP;
+        }
+    }
+    if (!b->loaded) {
+        /* Frames of items that died before loading hold units: harmless. */
+        b->loaded = true;
+    }
+    b->busy_ns += flow_now_ns() - t0;
+    return status;
+}
+
+static int flow_source(void *ud, sched_batch *sb, int worker)
+{
+    (void)worker;
+    flow_job *job = ud;
+    const flow_plan *pl = job->plan;
+    if (job->next >= job->n) return 0;
+    size_t size = 1;
+    uint64_t est = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
+    if (est) size = FLOW_BATCH_TARGET_NS / est;
+    size_t slack = job->n / (4 * (size_t)job->rt->workers); /* keep every worker fed */
+    if (size > slack) size = slack;
+    if (size > (size_t)job->rt->capacity) size = (size_t)job->rt->capacity;
+    if (size < 1) size = 1;
+    if (size > job->n - job->next) size = job->n - job->next;
+    size_t nslots = size * (size_t)pl->nslots, nflags = size * (size_t)pl->nflags;
+    flow_batch *b = malloc(sizeof *b + nslots * sizeof(stc_value) + size + nflags);
+    if (!b) {
+        char *msg = malloc(sizeof "out of memory");
+        if (msg) memcpy(msg, "out of memory", sizeof "out of memory");
+        flow_record(job, (eval_err){.code = STC_ENOMEM, .message = msg, .loc = job->loc,
+                                    .thread = job->thread, .item = (long long)job->next},
+                    (long long)job->next);
+        return SCHED_SOURCE_STOP;
+    }
+    b->first = job->next;
+    b->n = (int)size;
+    b->loaded = false;
+    b->busy_ns = 0;
+    b->slots = (stc_value *)(b + 1);
+    b->dead = (uint8_t *)(b->slots + nslots);
+    b->flags = b->dead + size;
+    for (size_t j = 0; j < nslots; j++) b->slots[j] = stc_value_unit();
+    memset(b->dead, 0, size + nflags);
+    job->next += size;
+    long long live = atomic_fetch_add(&job->live, (long long)size) + (long long)size;
+    long long peak = atomic_load(&job->peak);
+    while (live > peak && !atomic_compare_exchange_weak(&job->peak, &peak, live)) {
+    }
+    sb->data = b;
+    return 1;
+}
+
+static void flow_release(void *ud, sched_batch *sb, int worker)
+{
+    (void)worker;
+    flow_job *job = ud;
+    flow_batch *b = sb->data;
+    const flow_plan *pl = job->plan;
+    for (int i = 0; i < b->n; i++) {
+        stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
+        if (b->loaded && !b->dead[i]) {
+            job->out[b->first + (size_t)i] = slots[pl->result];
+            slots[pl->result] = stc_value_unit();
+        }
+        for (int j = job->ncaps; j < pl->nslots; j++) stc_value_release(slots[j]);
+    }
+    if (b->n > 0 && b->busy_ns > 0) {
+        uint64_t est = b->busy_ns / (uint64_t)b->n, old = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
+        atomic_store_explicit(&job->ns_per_item, old ? (3 * old + est) / 4 : est + 1, memory_order_relaxed);
+    }
+    atomic_fetch_sub(&job->live, (long long)b->n);
+    free(b);
+    sb->data = NULL;
+}
+
+static const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread)
+{
+    for (int i = 0; i < rt->nplans; i++) {
+        const flow_plan *pl = rt->plans[i];
+        if (pl->smap == e && pl->fn == fn && (fn || pl->thread == thread)) return pl;
+    }
+    if (rt->nplans == rt->plans_cap) {
+        int ncap = rt->plans_cap ? 2 * rt->plans_cap : 8;
+        flow_plan **n = realloc(rt->plans, (size_t)ncap * sizeof *n);
+        if (!n) return NULL;
+        rt->plans = n;
+        rt->plans_cap = ncap;
+    }
+    flow_plan *pl = flow_plan_build(rt->fi, e, fn, thread);
+    if (pl) rt->plans[rt->nplans++] = pl;
+    return pl;
+}
+
+static int flow_start_pool(flow_runtime *rt)
+{
+    if (rt->pool) return 0;
+    rt->wcx = calloc((size_t)rt->workers, sizeof *rt->wcx);
+    if (!rt->wcx) return -1;
+    for (int i = 0; i < rt->workers; i++) eval_ctx_init(&rt->wcx[i], rt->p, NULL);
+    rt->pool = sched_pool_new(rt->workers);
+    return rt->pool ? 0 : -1;
+}
+
+/* The smap hook (see eval_internal.h). */
+static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, stc_value xs,
+                     stc_value *out)
+{
+    flow_runtime *rt = ud;
+    size_t n = val_seq_len(xs);
+    const ir_fun *fn = NULL;
+    if (thread < 0) {
+        if (fnv.tag != STC_T_FUNC) return EVAL_SMAP_DECLINED;
+        fn = (const ir_fun *)val_as_func(fnv)->code;
+    }
+    if (n < 2 || cx->depth + 2 >= EVAL_MAX_DEPTH) { /* nothing to overlap, or at the limit */
+        rt->stats.smaps_sequential++;
+        return EVAL_SMAP_DECLINED;
+    }
+    ir_loc loc = e->u.call.callee_loc;
+    const flow_plan *pl = flow_plan_get(rt, e, fn, thread);
+    if (!pl) return eval_oom(cx, loc);
+    if (pl->nstages == 0 || (pl->nstages == 1 && pl->stages[0].serial)) {
+        rt->stats.smaps_sequential++; /* one serial stage: the evaluator is as good */
+        return EVAL_SMAP_DECLINED;
+    }
+    bool *serial = malloc((size_t)pl->nstages * sizeof *serial);
+    stc_value result = val_seq_alloc(STC_T_LIST, n);
+    if (!serial || result.tag == STC_T_INVALID || flow_start_pool(rt) != 0) {
+        free(serial);
+        stc_value_release(result);
+        return eval_oom(cx, loc);
+    }
+    for (int i = 0; i < pl->nstages; i++) serial[i] = pl->stages[i].serial;
+    for (int i = 0; i < rt->workers; i++) rt->wcx[i].states = cx->states;
+    flow_job job = {.rt = rt, .plan = pl, .items = val_seq_items(xs), .n = n,
+                    .out = val_seq_items(result), .base_depth = cx->depth, .loc = loc, .thread = cx->thread,
+                    .err_index = -1};
+    if (fn) {
+        job.caps = val_as_func(fnv)->caps;
+        job.ncaps = fn->ncaptures;
+    }
+    atomic_init(&job.ns_per_item, 0);
+    atomic_init(&job.live, 0);
+    atomic_init(&job.peak, 0);
+    pthread_mutex_init(&job.err_lock, NULL);
+    int tokens = rt->max_batches ? rt->max_batches : 2 * rt->workers + pl->nstages;
+    sched_pipeline spl = {.nstages = pl->nstages, .serial = serial, .run = flow_stage_run,
+                          .source = flow_source, .release = flow_release, .ud = &job,
+                          .max_batches = tokens};
+    int rc = sched_run(rt->pool, &spl);
+    pthread_mutex_destroy(&job.err_lock);
+    free(serial);
+    rt->stats.smaps_parallel++;
+    rt->stats.items += (long long)n;
+    if (atomic_load(&job.peak) > rt->stats.peak_in_flight) rt->stats.peak_in_flight = atomic_load(&job.peak);
+    long long bound = (long long)tokens * rt->capacity;
+    if (bound > rt->stats.max_in_flight) rt->stats.max_in_flight = bound;
+    if (rc != 0 && job.err_index < 0) {
+        stc_value_release(result);
+        return eval_oom(cx, loc);
+    }
+    if (job.err_index >= 0) {
+        stc_value_release(result);
+        if (cx->err.code == 0) {
+            cx->err = job.err;
+            return cx->err.code;
+        }
+        int code = job.err.code;
+        free(job.err.message);
+        return code;
+    }
+    *out = result;
+    return 0;
+}
+
+flow_runtime *flow_runtime_new(const ir_program *p, int workers, int queue_capacity, int max_batches)
+{
+    if (workers < 1 || queue_capacity < 0 || max_batches < 0) return NULL;
+    flow_runtime *rt = calloc(1, sizeof *rt);
+    if (!rt) return NULL;
+    rt->p = p;
+    rt->workers = workers;
+    rt->capacity = queue_capacity ? queue_capacity : FLOW_DEFAULT_CAPACITY;
+    rt->max_batches = max_batches;
+    rt->hook = (eval_smap_hook){flow_smap, rt};
+    if (!(rt->fi = flow_info_new(p))) {
+        free(rt);
+        return NULL;
+    }
+    return rt;
+}
+
+void flow_runtime_free(flow_runtime *rt)
+{
+    if (!rt) return;
+    sched_pool_free(rt->pool);
+    for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i]);
+    free(rt->wcx);
+    free(rt->plans);
+    flow_info_free(rt->fi);
+    free(rt);
+}
+
+const eval_smap_hook *flow_runtime_hook(flow_runtime *rt) { return &rt->hook; }
+
+flow_stats flow_runtime_stats(const flow_runtime *rt) { return rt->stats; }

@@ -1,0 +1,132 @@
+/* flow.h - the dataflow compiler and the parallel runtime.
+ *
+ * The reference evaluator (src/eval) defines what a program means; this
+ * module makes it fast without changing that meaning.  It hooks into the
+ * evaluator at smap: when main's evaluation reaches smap(f, xs), the body
+ * of f is compiled (once per run) into a linear plan of steps, cut into
+ * pipeline stages, and run over xs on a pool of workers (src/sched):
+ *
+ *   - each step evaluates one piece of the body (in the evaluator's own
+ *     left-to-right order) into a slot of the item's frame;
+ *   - a step that calls a thread which writes its state belongs to a
+ *     serial stage (items in list order, one activation at a time); every
+ *     step from a thread's first use to its last use in the body is fused
+ *     into one serial stage (the seed's repeated letters);
+ *   - pure steps and calls of read-only threads form replicated stages;
+ *   - a g x h thread (output ignores the state, new state ignores the
+ *     input) becomes a replicated output step plus a serial state step;
+ *   - if/case become a select step that sets per-item branch flags; the
+ *     steps of each branch run only for items whose flag is set, and since
+ *     every batch visits every stage in order the join is free.
+ *
+ * Analysis (analyze.c) says which threads an expression may write;
+ * compile.c builds the plan; exec.c runs it.
+ */
+#ifndef STC_FLOW_H
+#define STC_FLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "eval/eval_internal.h"
+#include "ir/ir.h"
+
+/* ---- Thread sets (analyze.c) -------------------------------------------- */
+
+/* The threads whose state an expression may write; `all` when unknown (a
+ * call through a function value). */
+typedef struct flow_set {
+    bool all;
+    uint64_t *bits; /* nwords words; NULL: empty */
+} flow_set;
+
+typedef struct flow_info {
+    const ir_program *p;
+    arena *mem;          /* everything below and every plan */
+    int nwords;          /* words per bit set */
+    flow_set *fun_sets;  /* per top-level function: what calling it may write */
+    flow_set *thread_sets; /* per thread: what calling it may write (itself unless
+                              read-only, plus what its function calls) */
+    bool *readonly;      /* per thread: never changes its state (replicable) */
+    bool *split;         /* per thread: a lang g x h thread (see compile.c) */
+} flow_info;
+
+static inline flow_set flow_set_none(void) { return (flow_set){false, NULL}; }
+
+/* NULL when out of memory. */
+flow_info *flow_info_new(const ir_program *p);
+void flow_info_free(flow_info *fi);
+
+/* What evaluating e may write (arena-allocated). all=true on OOM. */
+flow_set flow_expr_set(flow_info *fi, const ir_expr *e);
+bool flow_set_empty(const flow_info *fi, flow_set s);
+/* Whether e mentions variable v (directly, in a call or as a capture). */
+bool flow_expr_uses(const ir_expr *e, const ir_var *v);
+
+/* ---- Plans (compile.c) ---------------------------------------------------- */
+
+typedef enum flow_step_kind {
+    FS_EVAL,        /* slots[dst] = e */
+    FS_SELECT_IF,   /* flags[flag0 + (slots[src] ? 0 : 1)] = 1 */
+    FS_SELECT_CASE, /* first alt of case e matching slots[src]: bind, set flags[flag0 + i] */
+    FS_DESTRUCT,    /* let-tuple e: bind its binders from the tuple in slots[src] */
+    FS_SPLIT_OUT,   /* g x h thread: slots[dst] = output part, from the args */
+    FS_SPLIT_STATE  /* g x h thread: state = state part of the current state */
+} flow_step_kind;
+
+typedef struct flow_step {
+    flow_step_kind kind;
+    const ir_expr *e;
+    int src, dst;     /* frame slots, -1 when unused */
+    int guard;        /* the branch flag that must be set, or -1 */
+    int flag0;        /* SELECT_*: the flag of its first branch */
+    int thread;       /* SPLIT_*: the thread */
+    const int *args;  /* SPLIT_OUT: slots of the thread's inputs */
+    int nargs;
+    int depth;        /* evaluator depth for e, relative to the smap's */
+    flow_set writes;
+} flow_step;
+
+typedef struct flow_stage {
+    int first, count; /* steps */
+    bool serial;
+} flow_stage;
+
+typedef struct flow_plan {
+    const ir_expr *smap;  /* the smap node it was made for */
+    const ir_fun *fn;     /* the function mapped, or NULL for a thread */
+    int thread;           /* the thread mapped, or -1 */
+    int nslots;           /* item frame: fn's slots, then temporaries */
+    int nflags;
+    int result;           /* slot of the item's result */
+    flow_step *steps;
+    int nsteps;
+    flow_stage *stages;
+    int nstages;
+    int nserial;          /* serial stages */
+} flow_plan;
+
+/* The plan for smap node `smap` mapping fn (or thread when fn is NULL).
+ * NULL when out of memory. */
+flow_plan *flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread);
+
+/* ---- The runtime (exec.c) -------------------------------------------------- */
+
+typedef struct flow_runtime flow_runtime;
+
+typedef struct flow_stats {
+    long long smaps_parallel;    /* smaps run by the pipeline */
+    long long smaps_sequential;  /* smaps left to the evaluator (nothing to gain) */
+    long long items;             /* items through the pipeline */
+    long long peak_in_flight;    /* most items alive in the pipeline at once */
+    long long max_in_flight;     /* the bound: tokens x batch capacity */
+} flow_stats;
+
+/* workers >= 1; queue_capacity: items per batch at most (0: default);
+ * max_batches: batches in flight (0: default). NULL when out of memory. */
+flow_runtime *flow_runtime_new(const ir_program *p, int workers, int queue_capacity, int max_batches);
+void flow_runtime_free(flow_runtime *rt);
+const eval_smap_hook *flow_runtime_hook(flow_runtime *rt);
+flow_stats flow_runtime_stats(const flow_runtime *rt);
+
+#endif
