@@ -2,15 +2,17 @@
 #   make demo   configure, build and run examples/demo.stc
 #   make test   configure with -DSTC_WERROR=ON, build, run every test (ctest)
 #   make asan   the same with AddressSanitizer + UBSan, in build-asan/
+#   make tsan   the concurrent tests (unit, lang_workers) with ThreadSanitizer, in build-tsan/
 #   make clean  remove the build directories
 
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+TSAN_BUILD ?= build-tsan
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: demo test asan clean
+.PHONY: demo test asan tsan clean
 
 demo:
 	$(CMAKE) -S . -B $(BUILD)
@@ -28,5 +30,12 @@ asan:
 	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && $(CTEST) --output-on-failure -j $(JOBS)
 
+# TSan reports races as failures (no suppressions); cli/install/embed test
+# nothing concurrent that the two suites above do not.
+tsan:
+	$(CMAKE) -S . -B $(TSAN_BUILD) -DSTC_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DSTC_SANITIZE=thread
+	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 $(CTEST) --output-on-failure -j $(JOBS) -R '^(unit|lang_workers)$$'
+
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)

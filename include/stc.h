@@ -148,6 +148,13 @@ typedef struct stc_thread_def {
     int (*state_to_value)(const void *state, stc_value *out, void *user);
     stc_access access;
     void *user;         /* passed to the callbacks above and via stc_ctx_user() */
+    /* STC_INDEPENDENT threads may also split fn into its two halves; with
+     * both set, the parallel runtime calls output_fn (state is NULL) on any
+     * worker, items in parallel, and state_fn serially in item order, while
+     * the reference evaluator keeps calling fn.  Both must together do what
+     * fn does.  Optional: without them the thread runs as a serial stage. */
+    stc_thread_fn output_fn;
+    int (*state_fn)(void *state, stc_ctx *cx);
 } stc_thread_def;
 
 stc_env *stc_env_new(void);

@@ -62,6 +62,11 @@ static int env_check_type(const char *text, bool must_be_fun)
 int stc_env_add_thread(stc_env *env, const stc_thread_def *def)
 {
     if (!env || !def || !def->fn || !env_valid_name(def->name) || !def->type) return STC_EINVAL;
+    if ((unsigned)def->access > STC_INDEPENDENT) return STC_EINVAL;
+    /* The two halves come together, and only for a g x h thread. */
+    if ((def->output_fn || def->state_fn) &&
+        (!def->output_fn || !def->state_fn || def->access != STC_INDEPENDENT))
+        return STC_EINVAL;
     if (env_find_thread(env, def->name)) return STC_EEXIST;
     if (ir_builtin_lookup(def->name) >= 0) return STC_EEXIST;
     int rc = env_check_type(def->type, true);

@@ -153,9 +153,11 @@ static bool flow_returns_state(const ir_expr *e, const ir_var *s)
 
 /* A lang thread whose function is `(g, h)` with g free of the state, h
  * free of the inputs, and neither writing any thread: g can be replicated
- * and h folded serially. */
+ * and h folded serially.  A C thread: STC_INDEPENDENT with both halves. */
 static bool flow_is_split(flow_info *fi, const ir_thread *th)
 {
+    if (th->kind == THREAD_C)
+        return th->cdef && th->cdef->access == STC_INDEPENDENT && th->cdef->output_fn && th->cdef->state_fn;
     if (th->kind != THREAD_LANG || th->fun < 0 || th->fun >= fi->p->nfuns) return false;
     const ir_fun *fn = fi->p->funs[th->fun];
     const ir_expr *body = fn->body;

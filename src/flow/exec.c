@@ -104,12 +104,53 @@ static void flow_store(stc_value *slot, stc_value v)
     *slot = v;
 }
 
+/* A split C thread: output_fn on the inputs (out != NULL) or state_fn. */
+static int flow_split_c(eval_ctx *cx, const ir_thread *th, const flow_step *s, eval_frame *fr, stc_value *out)
+{
+    const stc_thread_def *def = th->cdef;
+    ir_loc loc = s->e->u.call.callee_loc;
+    struct stc_ctx ccx = {.def = def};
+    stc_value in = stc_value_unit(), v = stc_value_unit();
+    int code;
+    if (out) {
+        if (s->nargs == 1) in = stc_value_retain(fr->slots[s->args[0]]);
+        else if (s->nargs > 1) {
+            stc_value argv[16];
+            if (s->nargs > 16) return eval_error(cx, STC_ERUNTIME, loc, "internal error: too many inputs");
+            for (int i = 0; i < s->nargs; i++) argv[i] = stc_value_retain(fr->slots[s->args[i]]);
+            if ((in = stc_value_new_tuple((size_t)s->nargs, argv)).tag == STC_T_INVALID) return eval_oom(cx, loc);
+        }
+        code = def->output_fn(NULL, &in, &v, &ccx);
+    } else {
+        code = def->state_fn(cx->states[s->thread].cstate, &ccx);
+    }
+    stc_value_release(in);
+    const char *saved = cx->thread;
+    cx->thread = th->name;
+    int rc = 0;
+    if (code < 0) {
+        stc_value_release(v);
+        rc = ccx.error_oom ? eval_oom(cx, loc)
+                           : eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
+                                        ccx.message ? ccx.message : stc_strerror(code));
+    } else if (out && !eval_value_has_type(v, th->out_type)) {
+        stc_value_release(v);
+        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
+    } else if (out) {
+        *out = v;
+    }
+    cx->thread = saved;
+    free(ccx.message);
+    return rc;
+}
+
 /* A g x h thread's output part (out != NULL) or state part, evaluated in
  * a frame of the thread's function like the evaluator's call would. */
 static int flow_split(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *out)
 {
     const ir_program *p = job->rt->p;
     const ir_thread *th = p->threads[s->thread];
+    if (th->kind == THREAD_C) return flow_split_c(cx, th, s, fr, out);
     const ir_fun *fn = p->funs[th->fun];
     ir_loc loc = s->e->u.call.callee_loc;
     size_t k = (size_t)th->ninputs, nslots = (size_t)fn->nslots;

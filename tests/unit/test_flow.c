@@ -1,0 +1,262 @@
+/* test_flow.c - the parallel runtime through the public API: bounded items
+ * in flight, C threads of every access mode, errors in the middle of a
+ * pipeline, reruns after an error.  Every run is compared with the
+ * reference evaluator's run of the same program. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "stc.h"
+#include "test.h"
+
+static stc_program *flow_compile(stc_env *env, const char *src)
+{
+    stc_program *prog = NULL;
+    stc_diags *d = NULL;
+    if (stc_compile(env, src, strlen(src), "flow.stc", &prog, &d) != 0) {
+        char *msg = stc_diags_format(d);
+        test_fail(__FILE__, __LINE__, "compile failed: %s", msg ? msg : "?");
+        free(msg);
+        stc_diags_free(d);
+        return NULL;
+    }
+    return prog;
+}
+
+/* The JSON line of a run, or "error: ..." (malloc'd). */
+static char *flow_outcome(stc_program *prog, stc_run_opts opts, stc_run_stats *stats)
+{
+    stc_result *res = NULL;
+    int rc = stc_run(prog, &opts, &res);
+    char *s = NULL;
+    if (rc == 0) {
+        s = stc_result_to_json(res);
+    } else if (res) {
+        char *e = stc_result_error_format(res);
+        s = malloc(strlen(e) + 8);
+        sprintf(s, "error: %s", e);
+        free(e);
+    }
+    if (stats) *stats = stc_result_stats(res);
+    stc_result_free(res);
+    return s;
+}
+
+/* Runs prog under the reference and under the runtime at several worker
+ * counts and capacities; every outcome must be the reference's. */
+static void flow_check_modes(stc_program *prog, const char *expect_prefix)
+{
+    char *ref = flow_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+    CHECK(ref != NULL);
+    if (!ref) return;
+    if (expect_prefix) CHECK(strncmp(ref, expect_prefix, strlen(expect_prefix)) == 0);
+    static const int workers[] = {1, 2, 3, 8}, caps[] = {1, 0};
+    for (size_t w = 0; w < sizeof workers / sizeof *workers; w++) {
+        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
+            char *got = flow_outcome(prog, (stc_run_opts){.workers = workers[w], .queue_capacity = caps[c]}, NULL);
+            if (!got || strcmp(got, ref) != 0)
+                test_fail(__FILE__, __LINE__, "workers %d capacity %d: %s, reference %s", workers[w], caps[c],
+                          got ? got : "(null)", ref);
+            free(got);
+        }
+    }
+    free(ref);
+}
+
+TEST(flow_in_flight_bounded_on_a_million_items)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = flow_compile(env,
+        "fun acc(x, s) = (s * 31 + x, (s * 31 + x) % 1000000007)\n"
+        "thread a = acc init 0\n"
+        "thread b = acc init 1\n"
+        "main = len(smap(fn x => b(a(x) % 1000) + 1, range(0, 1000000)))\n");
+    if (prog) {
+        stc_run_stats st;
+        char *ref = flow_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        char *got = flow_outcome(prog, (stc_run_opts){.workers = 2, .queue_capacity = 8, .max_batches = 4}, &st);
+        CHECK(ref && got && strcmp(ref, got) == 0);
+        CHECK_INT(st.smaps_parallel, 1);
+        CHECK_INT(st.items, 1000000);
+        CHECK_INT(st.max_in_flight, 32);
+        CHECK(st.peak_in_flight >= 1 && st.peak_in_flight <= 32);
+        free(ref);
+        free(got);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+TEST(flow_stats_reference_and_declined)
+{
+    stc_env *env = stc_env_new();
+    /* One thread alone is one serial stage: left to the evaluator. */
+    stc_program *prog = flow_compile(env, "fun acc(x, s) = (s * 10 + x, s * 10 + x)\n"
+                                          "thread a = acc init 0\nmain = smap(a, [1, 2, 3])\n");
+    if (prog) {
+        stc_run_stats st;
+        char *s = flow_outcome(prog, (stc_run_opts){.reference = true}, &st);
+        CHECK_INT(st.workers, 0);
+        CHECK_INT(st.smaps_parallel + st.smaps_sequential, 0);
+        free(s);
+        s = flow_outcome(prog, (stc_run_opts){.workers = 2}, &st);
+        CHECK_STR(s, "{\"result\": [1, 12, 123], \"states\": {\"a\": 123}}");
+        CHECK_INT(st.workers, 2);
+        CHECK_INT(st.smaps_sequential, 1);
+        CHECK_INT(st.smaps_parallel, 0);
+        free(s);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* ---- C threads of each access mode ---- */
+
+typedef struct cstate { int64_t v; } cstate;
+typedef struct counters { atomic_int output_calls, state_calls, full_calls; } counters;
+
+static int c_init(void *state, const stc_value *init, void *user)
+{
+    (void)user;
+    ((cstate *)state)->v = init ? init->as.i : 7;
+    return 0;
+}
+static int c_to_value(const void *state, stc_value *out, void *user)
+{
+    (void)user;
+    *out = stc_value_int(((const cstate *)state)->v);
+    return 0;
+}
+/* writes: order-sensitive; fails on input 666 */
+static int c_writer(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    cstate *s = state;
+    if (in->as.i == 666) return stc_ctx_error(cx, "input %d refused", 666);
+    s->v = (s->v * 31 + in->as.i) % 1000003;
+    *out = stc_value_int(s->v);
+    return 0;
+}
+/* reads: output uses the state, which never changes */
+static int c_reader(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)cx;
+    *out = stc_value_int(in->as.i * ((const cstate *)state)->v);
+    return 0;
+}
+/* pure: ignores the state */
+static int c_pure(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)state;
+    (void)cx;
+    *out = stc_value_int(in->as.i * in->as.i + 1);
+    return 0;
+}
+/* g x h: output from the input alone, the state counts calls (* 3 + 1) */
+static int c_gh(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    counters *k = stc_ctx_user(cx);
+    atomic_fetch_add(&k->full_calls, 1);
+    ((cstate *)state)->v = (((cstate *)state)->v * 3 + 1) % 1000003;
+    *out = stc_value_int(in->as.i + 1000);
+    return 0;
+}
+static int c_gh_out(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    counters *k = stc_ctx_user(cx);
+    atomic_fetch_add(&k->output_calls, 1);
+    if (state != NULL) return stc_ctx_error(cx, "output_fn was given a state");
+    *out = stc_value_int(in->as.i + 1000);
+    return 0;
+}
+static int c_gh_state(void *state, stc_ctx *cx)
+{
+    counters *k = stc_ctx_user(cx);
+    atomic_fetch_add(&k->state_calls, 1);
+    ((cstate *)state)->v = (((cstate *)state)->v * 3 + 1) % 1000003;
+    return 0;
+}
+
+static stc_env *flow_c_env(counters *k)
+{
+    stc_env *env = stc_env_new();
+    stc_thread_def base = {.type = "int -> int", .state_type = "int", .state_size = sizeof(cstate),
+                           .state_init = c_init, .state_to_value = c_to_value, .user = k};
+    stc_thread_def d = base;
+    d.name = "cwrite", d.fn = c_writer, d.access = STC_WRITES;
+    CHECK_INT(stc_env_add_thread(env, &d), 0);
+    d = base;
+    d.name = "cread", d.fn = c_reader, d.access = STC_READS;
+    CHECK_INT(stc_env_add_thread(env, &d), 0);
+    d = base;
+    d.name = "cpure", d.fn = c_pure, d.access = STC_PURE;
+    CHECK_INT(stc_env_add_thread(env, &d), 0);
+    d = base;
+    d.name = "cgh", d.fn = c_gh, d.access = STC_INDEPENDENT, d.output_fn = c_gh_out, d.state_fn = c_gh_state;
+    CHECK_INT(stc_env_add_thread(env, &d), 0);
+    d.name = "cbad";
+    d.access = STC_WRITES; /* halves only for STC_INDEPENDENT */
+    CHECK_INT(stc_env_add_thread(env, &d), STC_EINVAL);
+    d.access = STC_INDEPENDENT;
+    d.state_fn = NULL; /* both halves or none */
+    CHECK_INT(stc_env_add_thread(env, &d), STC_EINVAL);
+    return env;
+}
+
+TEST(flow_c_threads_every_access_mode)
+{
+    counters k = {0};
+    stc_env *env = flow_c_env(&k);
+    stc_program *prog = flow_compile(env,
+        "thread w1 = cwrite init 1\nthread r = cread init 3\nthread p = cpure\n"
+        "thread g = cgh init 5\nthread w2 = cwrite init 2\n"
+        "main = smap(fn x => w2(g(p(r(w1(x))))), range(0, 300))\n");
+    if (prog) {
+        flow_check_modes(prog, "{\"result\": [");
+        /* The runtime used the halves; the reference the whole. */
+        CHECK(atomic_load(&k.output_calls) > 0);
+        CHECK_INT(atomic_load(&k.output_calls), atomic_load(&k.state_calls));
+        CHECK_INT(atomic_load(&k.full_calls), 300); /* one reference run */
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+TEST(flow_c_thread_error_in_the_middle_then_rerun)
+{
+    counters k = {0};
+    stc_env *env = flow_c_env(&k);
+    /* Item 400 fails in the second writer; item 401 would fail in the first. */
+    stc_program *prog = flow_compile(env,
+        "thread w1 = cwrite init 1\nthread p = cpure\nthread w2 = cwrite init 2\n"
+        "main = smap(fn x => w1(if x == 401 then 666 else x) + w2(p(if x == 400 then 5 else 1) + 640),"
+        " range(0, 1000))\n");
+    if (prog) {
+        flow_check_modes(prog, "error: flow.stc:4:");
+        char *ref = flow_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        CHECK_CONTAINS(ref, "thread 'w2' failed: input 666 refused (in thread 'w2', smap item 400)");
+        free(ref);
+        /* The same program runs again, many times, after errors. */
+        for (int i = 0; i < 20; i++) {
+            char *again = flow_outcome(prog, (stc_run_opts){.workers = 2, .queue_capacity = 1 + i % 3}, NULL);
+            CHECK_CONTAINS(again, "smap item 400)");
+            free(again);
+        }
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+TEST(flow_more_stages_than_workers)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = flow_compile(env,
+        "fun acc(x, s) = (s * 10 + x % 10, (s * 10 + x % 10) % 1000000007)\n"
+        "fun twice(x) = x * 2\n"
+        "thread t0 = acc init 0\nthread t1 = acc init 1\nthread t2 = acc init 2\nthread t3 = acc init 3\n"
+        "thread t4 = acc init 4\nthread t5 = acc init 5\nthread t6 = acc init 6\nthread t7 = acc init 7\n"
+        "thread t8 = acc init 8\nthread t9 = acc init 9\n"
+        "main = smap(fn x => t9(twice(t8(t7(twice(t6(t5(t4(t3(twice(t2(t1(t0(x))))))))))))), range(0, 500))\n");
+    if (prog) flow_check_modes(prog, "{\"result\": [");
+    stc_program_free(prog);
+    stc_env_free(env);
+}
