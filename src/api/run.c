@@ -53,6 +53,7 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
         res->stats.items = fs.items;
         res->stats.peak_in_flight = fs.peak_in_flight;
         res->stats.max_in_flight = fs.max_in_flight;
+        res->stats.task_groups = fs.task_groups;
         flow_runtime_free(rt);
     }
     if (rc != 0 && rc != STC_ERUNTIME && !res->err.message) {

@@ -490,6 +490,10 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
 
 EVAL_NOINLINE static int eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
+    if (e->kind == IR_TUPLE && cx->smap_hook && cx->smap_hook->tuple) {
+        int rc = cx->smap_hook->tuple(cx->smap_hook->ud, cx, e, fr, out);
+        if (rc != EVAL_SMAP_DECLINED) return rc;
+    }
     size_t n = (size_t)e->u.agg.nitems;
     stc_value s = val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
     if (s.tag == STC_T_INVALID) return eval_oom(cx, e->loc);

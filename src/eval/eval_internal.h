@@ -74,9 +74,13 @@ typedef struct eval_err {
  * cx, or EVAL_SMAP_DECLINED to let the evaluator run the smap itself. */
 #define EVAL_SMAP_DECLINED 1
 struct eval_ctx;
+struct eval_frame;
 typedef struct eval_smap_hook {
     int (*run)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
                stc_value xs, stc_value *out);
+    /* Optional: offered every tuple expression e (in frame fr) the hooked
+     * context evaluates, to run its items as parallel tasks; same returns. */
+    int (*tuple)(void *ud, struct eval_ctx *cx, const ir_expr *e, struct eval_frame *fr, stc_value *out);
     void *ud;
 } eval_smap_hook;
 

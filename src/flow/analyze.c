@@ -171,6 +171,63 @@ static bool flow_is_split(flow_info *fi, const ir_thread *th)
     return flow_set_empty(fi, flow_expr_set(fi, g)) && flow_set_empty(fi, flow_expr_set(fi, h));
 }
 
+/* Whether e may run an smap, or calls something that may: `calls` also
+ * counts any call of a function, a thread or sin_iter (some work). */
+static bool flow_scan(const flow_info *fi, const ir_expr *e, bool calls)
+{
+    if (!e) return false;
+    const ir_program *p = fi->p;
+    switch (e->kind) {
+    case IR_FUNREF: return e->u.index >= 0 && e->u.index < p->nfuns && fi->fun_smap[e->u.index];
+    case IR_LAMBDA: return flow_scan(fi, e->u.fn->body, calls);
+    case IR_THREADREF: return false;
+    case IR_CALL: {
+        int idx = e->u.call.callee.index;
+        switch (e->u.call.kind) {
+        case CALL_BUILTIN:
+            if (idx == BI_SMAP || (calls && idx == BI_SIN_ITER)) return true;
+            break;
+        case CALL_FUN:
+            if (calls || (idx >= 0 && idx < p->nfuns && fi->fun_smap[idx])) return true;
+            break;
+        case CALL_THREAD: {
+            if (calls) return true;
+            const ir_thread *th = idx >= 0 && idx < p->nthreads ? p->threads[idx] : NULL;
+            if (th && th->kind == THREAD_LANG && th->fun >= 0 && th->fun < p->nfuns && fi->fun_smap[th->fun])
+                return true;
+            break;
+        }
+        default: return true; /* through a value: anything */
+        }
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (flow_scan(fi, e->u.call.args[i], calls)) return true;
+        return false;
+    }
+    case IR_CASE:
+        if (flow_scan(fi, e->a, calls)) return true;
+        for (int i = 0; i < e->u.cas.nalts; i++)
+            if (flow_scan(fi, e->u.cas.alts[i].body, calls)) return true;
+        return false;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++)
+            if (flow_scan(fi, e->u.agg.items[i], calls)) return true;
+        return false;
+    default: return flow_scan(fi, e->a, calls) || flow_scan(fi, e->b, calls) || flow_scan(fi, e->c, calls);
+    }
+}
+
+bool flow_expr_smaps(const flow_info *fi, const ir_expr *e) { return flow_scan(fi, e, false); }
+bool flow_expr_calls(const flow_info *fi, const ir_expr *e) { return flow_scan(fi, e, true); }
+
+bool flow_sets_disjoint(const flow_info *fi, flow_set a, flow_set b)
+{
+    if (a.all || b.all) return flow_set_empty(fi, a) || flow_set_empty(fi, b);
+    for (int i = 0; a.bits && b.bits && i < fi->nwords; i++)
+        if (a.bits[i] & b.bits[i]) return false;
+    return true;
+}
+
 flow_info *flow_info_new(const ir_program *p)
 {
     flow_info *fi = calloc(1, sizeof *fi);
@@ -183,7 +240,8 @@ flow_info *flow_info_new(const ir_program *p)
     fi->thread_sets = arena_alloc(fi->mem, (nt + 1) * sizeof *fi->thread_sets);
     fi->readonly = arena_alloc(fi->mem, nt + 1);
     fi->split = arena_alloc(fi->mem, nt + 1);
-    if (!fi->fun_sets || !fi->thread_sets || !fi->readonly || !fi->split) goto oom;
+    fi->fun_smap = arena_alloc(fi->mem, nf + 1);
+    if (!fi->fun_sets || !fi->thread_sets || !fi->readonly || !fi->split || !fi->fun_smap) goto oom;
     for (size_t i = 0; i < nf; i++) fi->fun_sets[i] = flow_set_new(fi);
     for (size_t i = 0; i < nt; i++) {
         const ir_thread *th = p->threads[i];
@@ -212,6 +270,11 @@ flow_info *flow_info_new(const ir_program *p)
         }
     }
     for (size_t i = 0; i < nt; i++) fi->split[i] = !fi->readonly[i] && flow_is_split(fi, p->threads[i]);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t i = 0; i < nf; i++)
+            if (!fi->fun_smap[i] && flow_expr_smaps(fi, p->funs[i]->body)) fi->fun_smap[i] = changed = true;
+    }
     return fi;
 oom:
     flow_info_free(fi);

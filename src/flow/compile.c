@@ -147,9 +147,14 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         if (e->u.call.kind == CALL_VALUE || e->u.call.kind == CALL_NAME ||
             (e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP))
             break; /* smap inside the body runs whole, in one step */
-        bool pure_args = true;
-        for (int i = 0; i < n; i++) pure_args &= flow_set_empty(fi, flow_expr_set(fi, e->u.call.args[i]));
-        if (pure_args && !split) break; /* the call itself is the step */
+        /* Arguments that compute something get steps of their own, so that
+         * pure work does not run inside the serial stage of the call. */
+        bool leaves = true;
+        for (int i = 0; i < n; i++) {
+            ir_kind k = e->u.call.args[i]->kind;
+            leaves &= k == IR_VAR || k == IR_LIT || k == IR_FUNREF;
+        }
+        if (leaves && !split) break; /* the call itself is the step */
         int *slots = arena_alloc(mem, (size_t)(n + 1) * sizeof *slots);
         ir_expr **refs = arena_alloc(mem, (size_t)(n + 1) * sizeof *refs);
         ir_expr *copy = arena_alloc(mem, sizeof *copy);

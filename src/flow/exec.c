@@ -19,24 +19,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "flow/flow.h"
+#include "flow/flow_internal.h"
 #include "sched/sched.h"
 #include "value/value.h"
 
 #define FLOW_DEFAULT_CAPACITY 1024     /* items per batch at most */
 #define FLOW_BATCH_TARGET_NS 50000     /* work per batch the source aims at */
 
-struct flow_runtime {
-    const ir_program *p;
-    flow_info *fi;
-    int workers, capacity, max_batches;
-    sched_pool *pool;        /* made at the first parallel smap */
-    eval_ctx *wcx;           /* one evaluation context per worker */
-    flow_plan **plans;       /* made so far (used by the main thread only) */
-    int nplans, plans_cap;
-    eval_smap_hook hook;
-    flow_stats stats;
-};
 
 typedef struct flow_batch {
     size_t first;       /* list index of item 0 */
@@ -370,7 +359,7 @@ static const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const 
     return pl;
 }
 
-static int flow_start_pool(flow_runtime *rt)
+int flow_start_pool(flow_runtime *rt)
 {
     if (rt->pool) return 0;
     rt->wcx = calloc((size_t)rt->workers, sizeof *rt->wcx);
@@ -461,7 +450,7 @@ flow_runtime *flow_runtime_new(const ir_program *p, int workers, int queue_capac
     rt->workers = workers;
     rt->capacity = queue_capacity ? queue_capacity : FLOW_DEFAULT_CAPACITY;
     rt->max_batches = max_batches;
-    rt->hook = (eval_smap_hook){flow_smap, rt};
+    rt->hook = (eval_smap_hook){flow_smap, flow_tuple, rt};
     if (!(rt->fi = flow_info_new(p))) {
         free(rt);
         return NULL;
@@ -476,6 +465,7 @@ void flow_runtime_free(flow_runtime *rt)
     for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i]);
     free(rt->wcx);
     free(rt->plans);
+    free(rt->tuples);
     flow_info_free(rt->fi);
     free(rt);
 }

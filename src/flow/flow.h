@@ -49,6 +49,7 @@ typedef struct flow_info {
                               read-only, plus what its function calls) */
     bool *readonly;      /* per thread: never changes its state (replicable) */
     bool *split;         /* per thread: a lang g x h thread (see compile.c) */
+    bool *fun_smap;      /* per top-level function: calling it may run an smap */
 } flow_info;
 
 static inline flow_set flow_set_none(void) { return (flow_set){false, NULL}; }
@@ -60,6 +61,11 @@ void flow_info_free(flow_info *fi);
 /* What evaluating e may write (arena-allocated). all=true on OOM. */
 flow_set flow_expr_set(flow_info *fi, const ir_expr *e);
 bool flow_set_empty(const flow_info *fi, flow_set s);
+bool flow_sets_disjoint(const flow_info *fi, flow_set a, flow_set b);
+/* Whether evaluating e may run an smap (calls through values count). */
+bool flow_expr_smaps(const flow_info *fi, const ir_expr *e);
+/* Whether e calls a function, a thread or sin_iter: it may take a while. */
+bool flow_expr_calls(const flow_info *fi, const ir_expr *e);
 /* Whether e mentions variable v (directly, in a call or as a capture). */
 bool flow_expr_uses(const ir_expr *e, const ir_var *v);
 
@@ -120,6 +126,7 @@ typedef struct flow_stats {
     long long items;             /* items through the pipeline */
     long long peak_in_flight;    /* most items alive in the pipeline at once */
     long long max_in_flight;     /* the bound: tokens x batch capacity */
+    long long task_groups;       /* tuples whose items ran as parallel tasks */
 } flow_stats;
 
 /* workers >= 1; queue_capacity: items per batch at most (0: default);

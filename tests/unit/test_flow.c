@@ -260,3 +260,37 @@ TEST(flow_more_stages_than_workers)
     stc_program_free(prog);
     stc_env_free(env);
 }
+
+TEST(flow_tuple_items_as_tasks)
+{
+    stc_env *env = stc_env_new();
+    /* f's items (0 and 2) form one group, run in order; g's item another. */
+    stc_program *prog = flow_compile(env,
+        "fun acc(x, s) = (s * 10 + x, s * 10 + x)\n"
+        "fun spin(n, x) = if n == 0 then x else spin(n - 1, x)\n"
+        "thread f = acc init 1\nthread g = acc init 2\n"
+        "main = (f(spin(2000, 3)), g(spin(2000, 4)), f(5) + 100 / (len([1]) - 1), g(7))\n");
+    if (prog) {
+        flow_check_modes(prog, "error: flow.stc:5:56: error: division by zero");
+        stc_run_stats st;
+        char *s = flow_outcome(prog, (stc_run_opts){.workers = 2}, &st);
+        CHECK_INT(st.task_groups, 1);
+        free(s);
+    }
+    stc_program_free(prog);
+    /* No error: the values and states; then which of two errors wins. */
+    prog = flow_compile(env,
+        "fun acc(x, s) = (s * 10 + x, s * 10 + x)\n"
+        "thread f = acc init 1\nthread g = acc init 2\nthread h = acc init 3\n"
+        "main = (f(round(sin_iter(10, 1.0))), (g(2), h(3)), f(4), g(len(range(0, 9))))\n");
+    if (prog) flow_check_modes(prog, "{\"result\": [13, [22, 33], 134, 229], \"states\": {\"f\": 134, \"g\": 229, \"h\": 33}}");
+    stc_program_free(prog);
+    prog = flow_compile(env,
+        "fun acc(x, s) = (s * 10 + x, s * 10 + x)\n"
+        "fun boom(x) = nth([x], x)\n"
+        "thread f = acc init 1\nthread g = acc init 2\n"
+        "main = (f(boom(0) + 1), g(boom(5)), f(boom(7)))\n");
+    if (prog) flow_check_modes(prog, "error: flow.stc:2:15: error: nth: index 5 out of range");
+    stc_program_free(prog);
+    stc_env_free(env);
+}
