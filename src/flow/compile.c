@@ -28,6 +28,14 @@ static flow_step *flow_emit(flow_cc *c, flow_step_kind kind, const ir_expr *e, i
 {
     flow_plan *pl = c->plan;
     if (c->oom) return NULL;
+    /* A C thread called on one variable: the fast path. */
+    int *arg = NULL;
+    if (kind == FS_EVAL && e->kind == IR_CALL && e->u.call.kind == CALL_THREAD && e->u.call.nargs == 1 &&
+        e->u.call.args[0]->kind == IR_VAR && c->fi->p->threads[e->u.call.callee.index]->kind == THREAD_C &&
+        (arg = arena_alloc(c->fi->mem, sizeof *arg))) {
+        kind = FS_CALL_C;
+        *arg = e->u.call.args[0]->u.var->slot;
+    }
     if (pl->nsteps == c->cap) {
         int ncap = c->cap ? 2 * c->cap : 16;
         flow_step *n = arena_alloc(c->fi->mem, (size_t)ncap * sizeof *n);
@@ -42,6 +50,11 @@ static flow_step *flow_emit(flow_cc *c, flow_step_kind kind, const ir_expr *e, i
     flow_step *s = &pl->steps[pl->nsteps++];
     *s = (flow_step){.kind = kind, .e = e, .src = -1, .dst = dst, .guard = guard, .flag0 = -1,
                      .thread = -1, .depth = depth, .writes = writes};
+    if (kind == FS_CALL_C) {
+        s->thread = e->u.call.callee.index;
+        s->args = arg;
+        s->nargs = 1;
+    }
     return s;
 }
 

@@ -93,6 +93,40 @@ static void flow_store(stc_value *slot, stc_value v)
     *slot = v;
 }
 
+/* Turns a C thread's return code (and ccx's message) into the evaluator's
+ * error, or checks and stores its output. */
+static int flow_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code, struct stc_ctx *ccx,
+                         stc_value v, stc_value *out)
+{
+    const char *saved = cx->thread;
+    cx->thread = th->name;
+    int rc = 0;
+    if (code < 0) {
+        stc_value_release(v);
+        rc = ccx->error_oom ? eval_oom(cx, loc)
+                            : eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
+                                         ccx->message ? ccx->message : stc_strerror(code));
+    } else if (out && !eval_value_has_type(v, th->out_type)) {
+        stc_value_release(v);
+        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
+    } else if (out) {
+        *out = v;
+    }
+    cx->thread = saved;
+    free(ccx->message);
+    return rc;
+}
+
+/* A C thread on one input, as eval_call_c does it. */
+static int flow_call_c(eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *out)
+{
+    const ir_thread *th = cx->p->threads[s->thread];
+    struct stc_ctx ccx = {.def = th->cdef};
+    stc_value v = stc_value_unit();
+    int code = th->cdef->fn(cx->states[s->thread].cstate, &fr->slots[s->args[0]], &v, &ccx);
+    return flow_c_result(cx, th, s->e->u.call.callee_loc, code, &ccx, v, out);
+}
+
 /* A split C thread: output_fn on the inputs (out != NULL) or state_fn. */
 static int flow_split_c(eval_ctx *cx, const ir_thread *th, const flow_step *s, eval_frame *fr, stc_value *out)
 {
@@ -114,23 +148,7 @@ static int flow_split_c(eval_ctx *cx, const ir_thread *th, const flow_step *s, e
         code = def->state_fn(cx->states[s->thread].cstate, &ccx);
     }
     stc_value_release(in);
-    const char *saved = cx->thread;
-    cx->thread = th->name;
-    int rc = 0;
-    if (code < 0) {
-        stc_value_release(v);
-        rc = ccx.error_oom ? eval_oom(cx, loc)
-                           : eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
-                                        ccx.message ? ccx.message : stc_strerror(code));
-    } else if (out && !eval_value_has_type(v, th->out_type)) {
-        stc_value_release(v);
-        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
-    } else if (out) {
-        *out = v;
-    }
-    cx->thread = saved;
-    free(ccx.message);
-    return rc;
+    return flow_c_result(cx, th, loc, code, &ccx, v, out);
 }
 
 /* A g x h thread's output part (out != NULL) or state part, evaluated in
@@ -221,6 +239,10 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         flow_store(&slots[s->dst], v);
         return 0;
     case FS_SPLIT_STATE: return flow_split(job, cx, s, fr, NULL);
+    case FS_CALL_C:
+        if ((rc = flow_call_c(cx, s, fr, &v))) return rc;
+        flow_store(&slots[s->dst], v);
+        return 0;
     }
     return eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: bad step");
 }
@@ -234,6 +256,10 @@ static int flow_load(flow_job *job, eval_ctx *cx, stc_value *slots)
     stc_value arg = stc_value_retain(job->items[cx->item]);
     if (!pl->fn) {
         slots[0] = arg;
+        return 0;
+    }
+    if (pl->fn->nparams == 1) {
+        slots[job->ncaps] = arg;
         return 0;
     }
     return eval_adapt_args(cx, pl->fn->name, (size_t)pl->fn->nparams, 1, &arg, slots + job->ncaps, job->loc);

@@ -77,7 +77,9 @@ typedef enum flow_step_kind {
     FS_SELECT_CASE, /* first alt of case e matching slots[src]: bind, set flags[flag0 + i] */
     FS_DESTRUCT,    /* let-tuple e: bind its binders from the tuple in slots[src] */
     FS_SPLIT_OUT,   /* g x h thread: slots[dst] = output part, from the args */
-    FS_SPLIT_STATE  /* g x h thread: state = state part of the current state */
+    FS_SPLIT_STATE, /* g x h thread: state = state part of the current state */
+    FS_CALL_C       /* slots[dst] = C thread `thread` called on slots[args[0]] (the
+                       common case of FS_EVAL, without the evaluator's call path) */
 } flow_step_kind;
 
 typedef struct flow_step {
@@ -86,8 +88,8 @@ typedef struct flow_step {
     int src, dst;     /* frame slots, -1 when unused */
     int guard;        /* the branch flag that must be set, or -1 */
     int flag0;        /* SELECT_*: the flag of its first branch */
-    int thread;       /* SPLIT_*: the thread */
-    const int *args;  /* SPLIT_OUT: slots of the thread's inputs */
+    int thread;       /* SPLIT_*, CALL_C: the thread */
+    const int *args;  /* SPLIT_OUT, CALL_C: slots of the thread's inputs */
     int nargs;
     int depth;        /* evaluator depth for e, relative to the smap's */
     flow_set writes;
