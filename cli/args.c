@@ -1,6 +1,6 @@
 /* args.c - parsing the `stc` command line.
  *
- *   stc run [--json] [--workers N] [--reference] [--verify]
+ *   stc run [--json] [--workers N] [--reference] [--verify] [--stats]
  *           [--queue-capacity N] FILE
  *   stc check FILE
  *   stc help | --help | -h
@@ -122,6 +122,8 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
             rc = args_flag(arg, "--json", &out->json, err, errlen);
         } else if (run && args_is(arg, "--reference")) {
             rc = args_flag(arg, "--reference", &out->reference, err, errlen);
+        } else if (run && args_is(arg, "--stats")) {
+            rc = args_flag(arg, "--stats", &out->stats, err, errlen);
         } else if (run && args_is(arg, "--verify")) {
             rc = args_flag(arg, "--verify", &out->verify, err, errlen);
         } else if (run && args_is(arg, "--workers")) {

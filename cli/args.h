@@ -31,6 +31,7 @@ typedef struct cli_args {
     bool json;
     bool reference;
     bool verify;
+    bool stats;         /* print what the parallel runtime did, on stderr */
     int workers;        /* 0: the library default (online CPUs) */
     int queue_capacity; /* 0: the library default */
     const char *file;   /* "-" for standard input */

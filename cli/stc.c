@@ -11,7 +11,7 @@
 #include "stc.h"
 
 static const char cli_help[] =
-    "usage: stc run [--json] [--workers N] [--reference] [--verify]\n"
+    "usage: stc run [--json] [--workers N] [--reference] [--verify] [--stats]\n"
     "               [--queue-capacity N] FILE.stc\n"
     "       stc check FILE.stc\n"
     "       stc help | --help\n"
@@ -29,7 +29,10 @@ static const char cli_help[] =
     "  --reference         run the sequential reference evaluator\n"
     "  --verify            run the reference evaluator and the runtime, compare their\n"
     "                      JSON output; exit 70 and show both if they differ\n"
-    "  --queue-capacity N  capacity of the runtime's queues, N >= 1\n"
+    "  --stats             after the run, print on stderr what the parallel runtime\n"
+    "                      did: workers, smaps run as pipelines or left sequential,\n"
+    "                      items, peak items in flight and their bound, tuple tasks\n"
+    "  --queue-capacity N  items per batch between stages at most, N >= 1\n"
     "                      (default: $STC_QUEUE_CAPACITY, else the library's default)\n"
     "\n"
     "Output of run (without --json): the value of main in STCLang syntax on the\n"
@@ -253,6 +256,15 @@ static int cli_main(int argc, char **argv)
             stc_result *res = NULL;
             int rc = stc_run(prog, &opts, &res);
             code = rc == 0 && res ? cli_print_result(res, a.json) : cli_report_failure(rc, res);
+            if (a.stats && res) {
+                stc_run_stats st = stc_result_stats(res);
+                fflush(stdout);
+                fprintf(stderr,
+                        "stats: workers %d, pipelines %lld, sequential smaps %lld, items %lld, "
+                        "peak in flight %lld (bound %lld), tuple tasks %lld\n",
+                        st.workers, st.smaps_parallel, st.smaps_sequential, st.items, st.peak_in_flight,
+                        st.max_in_flight, st.task_groups);
+            }
             stc_result_free(res);
         }
     }

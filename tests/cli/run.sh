@@ -218,6 +218,35 @@ if { (ulimit -v 300000 && exec "$STC" --version) >/dev/null 2>&1; } 2>/dev/null;
     code_is 71; out_empty; err_has "out of memory"; end
 fi
 
+# ---- the parallel runtime ---------------------------------------------------------
+
+cat >pipe.stc <<'EOF2'
+fun acc(x, s) = (s * 10 + x % 10, (s * 10 + x % 10) % 1000000007)
+thread a = acc init 0
+thread b = acc init 1
+main = smap(fn x => b(a(x) + 1), range(0, 50))
+EOF2
+begin "stats: a pipeline at 2 workers"; run run --stats --workers 2 --queue-capacity 1 pipe.stc; code_is 0
+err_has "stats: workers 2, pipelines 1, sequential smaps 0, items 50, peak in flight "; end
+begin "stats: nothing parallel under --reference"; run run --stats --reference pipe.stc; code_is 0
+err_is "stats: workers 0, pipelines 0, sequential smaps 0, items 0, peak in flight 0 (bound 0), tuple tasks 0"; end
+begin "verify: the runtime agrees with the reference"; run run --verify --workers 3 --json pipe.stc; code_is 0
+out_has '{"result": [11, 112, 1123,'; end
+for w in 1 2 8; do
+    begin "workers $w: same output as the reference"; run run --workers "$w" --json pipe.stc; code_is 0
+    "$STC" run --reference --json pipe.stc >ref 2>/dev/null; cmp -s out ref || bad "output differs from --reference"; end
+done
+cat >pipe_err.stc <<'EOF2'
+fun acc(x, s) = (s * 10 + x % 10, (s * 10 + x % 10) % 1000000007)
+fun inv(x, s) = (s + 100 / (x - 37), s)
+thread a = acc init 0
+thread i = inv init 0
+main = smap(fn x => i(a(x) % 7 + x), range(0, 50))
+EOF2
+begin "runtime error mid-pipeline: the reference's error"; run run --workers 2 --queue-capacity 1 pipe_err.stc
+code_is 70; out_empty; "$STC" run --reference pipe_err.stc >/dev/null 2>ref; cmp -s err ref || bad "error differs from --reference"
+err_has "error: division by zero (in thread 'i', smap item "; end
+
 # ---- odd argv ------------------------------------------------------------------
 
 begin "long argument"; run "$(head -c 100000 /dev/zero | tr '\0' x)"; code_is 64; end
