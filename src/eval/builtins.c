@@ -10,6 +10,30 @@
 
 static const stc_value eval_unit = {.tag = STC_T_UNIT};
 
+static int eval_range(eval_ctx *cx, ir_loc loc, int64_t a, int64_t b, stc_value *out);
+
+/* smap(f, range(a, b)) with a and b literals or variables: the ints are
+ * offered to the hook without building the list.  Reading a and b can
+ * neither fail nor touch a thread, and a range over the size limit is
+ * declined, so when the hook declines the caller evaluates range(a, b)
+ * as usual and nothing differs from the reference. */
+static int eval_smap_range(eval_ctx *cx, const ir_expr *le, eval_frame *fr, int thread, const ir_expr *e,
+                           stc_value fnv, stc_value *out)
+{
+    stc_value a[2];
+    for (int i = 0; i < 2; i++) {
+        const ir_expr *arg = le->u.call.args[i];
+        if (arg->kind == IR_LIT) a[i] = arg->u.lit;
+        else if (arg->kind == IR_VAR) a[i] = fr->slots[arg->u.var->slot];
+        else return EVAL_SMAP_DECLINED;
+        if (a[i].tag != STC_T_INT) return EVAL_SMAP_DECLINED;
+    }
+    uint64_t n = a[1].as.i > a[0].as.i ? (uint64_t)a[1].as.i - (uint64_t)a[0].as.i : 0;
+    if (n > (uint64_t)EVAL_MAX_RANGE) return EVAL_SMAP_DECLINED; /* the evaluator reports it */
+    eval_items items = {NULL, a[0].as.i, (size_t)n};
+    return cx->smap_hook->run(cx->smap_hook->ud, cx, e, thread, fnv, &items, out);
+}
+
 /* smap(f, xs): item by item, each through the whole body before the next,
  * so every thread's state is threaded through the items in list order. */
 static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
@@ -26,7 +50,18 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     } else if ((rc = eval_expr(cx, fe, fr, &fnv))) {
         return rc;
     }
-    if ((rc = eval_expr(cx, e->u.call.args[1], fr, &xs))) {
+    const ir_expr *le = e->u.call.args[1];
+    if (cx->smap_hook && le->kind == IR_CALL && le->u.call.kind == CALL_BUILTIN &&
+        le->u.call.callee.index == BI_RANGE) {
+        /* smap(f, range(a, b)): offer the ints without building the list. */
+        rc = eval_smap_range(cx, le, fr, thread, e, fnv, out);
+        if (rc != EVAL_SMAP_DECLINED) {
+            stc_value_release(fnv);
+            return rc;
+        }
+        rc = 0;
+    }
+    if ((rc = eval_expr(cx, le, fr, &xs))) {
         stc_value_release(fnv);
         return rc;
     }
@@ -36,7 +71,8 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
     }
     if (cx->smap_hook) {
-        rc = cx->smap_hook->run(cx->smap_hook->ud, cx, e, thread, fnv, xs, out);
+        eval_items items = {val_seq_items(xs), 0, val_seq_len(xs)};
+        rc = cx->smap_hook->run(cx->smap_hook->ud, cx, e, thread, fnv, &items, out);
         if (rc != EVAL_SMAP_DECLINED) {
             stc_value_release(fnv);
             stc_value_release(xs);

@@ -69,15 +69,23 @@ typedef struct eval_err {
 
 /* The parallel runtime's entry point: eval_smap calls hook->run (when the
  * context has a hook) after evaluating smap's function (fnv, or the thread
- * index `thread` >= 0) and list xs, both borrowed.  run returns 0 with the
+ * index `thread` >= 0) and its items xs, both borrowed.  run returns 0 with the
  * result list in *out, a negative error code after recording the error in
  * cx, or EVAL_SMAP_DECLINED to let the evaluator run the smap itself. */
 #define EVAL_SMAP_DECLINED 1
 struct eval_ctx;
 struct eval_frame;
+/* The items an smap maps: a list's items (borrowed), or, when items is
+ * NULL, the ints start, start+1, ... of `smap(f, range(a, b))`, which the
+ * runtime need not build as a list. */
+typedef struct eval_items {
+    const stc_value *items;
+    int64_t start;
+    size_t n;
+} eval_items;
 typedef struct eval_smap_hook {
     int (*run)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
-               stc_value xs, stc_value *out);
+               const eval_items *xs, stc_value *out);
     /* Optional: offered every tuple expression e (in frame fr) the hooked
      * context evaluates, to run its items as parallel tasks; same returns. */
     int (*tuple)(void *ud, struct eval_ctx *cx, const ir_expr *e, struct eval_frame *fr, stc_value *out);

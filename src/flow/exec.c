@@ -43,7 +43,8 @@ typedef struct flow_job {
     const flow_plan *plan;
     const stc_value *caps;    /* the closure's captures (borrowed by every frame) */
     int ncaps;
-    const stc_value *items;
+    const stc_value *items;   /* NULL: the ints start, start + 1, ... */
+    int64_t start;
     size_t n;
     stc_value *out;           /* result list items; item i written by its batch's release */
     int base_depth;
@@ -253,7 +254,8 @@ static int flow_load(flow_job *job, eval_ctx *cx, stc_value *slots)
     const flow_plan *pl = job->plan;
     for (int j = 0; j < pl->nslots; j++) slots[j] = stc_value_unit();
     for (int j = 0; j < job->ncaps; j++) slots[j] = job->caps[j];
-    stc_value arg = stc_value_retain(job->items[cx->item]);
+    stc_value arg = job->items ? stc_value_retain(job->items[cx->item])
+                               : stc_value_int((int64_t)((uint64_t)job->start + (uint64_t)cx->item));
     if (!pl->fn) {
         slots[0] = arg;
         return 0;
@@ -396,11 +398,11 @@ int flow_start_pool(flow_runtime *rt)
 }
 
 /* The smap hook (see eval_internal.h). */
-static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, stc_value xs,
+static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
                      stc_value *out)
 {
     flow_runtime *rt = ud;
-    size_t n = val_seq_len(xs);
+    size_t n = xs->n;
     const ir_fun *fn = NULL;
     if (thread < 0) {
         if (fnv.tag != STC_T_FUNC) return EVAL_SMAP_DECLINED;
@@ -426,7 +428,7 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
     }
     for (int i = 0; i < pl->nstages; i++) serial[i] = pl->stages[i].serial;
     for (int i = 0; i < rt->workers; i++) rt->wcx[i].states = cx->states;
-    flow_job job = {.rt = rt, .plan = pl, .items = val_seq_items(xs), .n = n,
+    flow_job job = {.rt = rt, .plan = pl, .items = xs->items, .start = xs->start, .n = n,
                     .out = val_seq_items(result), .base_depth = cx->depth, .loc = loc, .thread = cx->thread,
                     .err_index = -1};
     if (fn) {
