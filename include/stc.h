@@ -261,18 +261,35 @@ int stc_builder_finish(stc_builder *b, stc_program **out, stc_diags **diags);
 
 /* ---- Running ------------------------------------------------------------ */
 
+/* A cancellation flag a host can raise from any thread while stc_run runs
+ * (e.g. on a signal or a timeout): the run stops at the next smap item or
+ * function call and fails with STC_ECANCELED. */
+typedef struct stc_cancel stc_cancel;
+stc_cancel *stc_cancel_new(void);
+void stc_cancel_free(stc_cancel *c);
+void stc_cancel_request(stc_cancel *c);  /* async-signal-safe */
+void stc_cancel_reset(stc_cancel *c);    /* before reusing it for another run */
+
 typedef struct stc_run_opts {
     int workers;          /* 0: the number of online CPUs */
     int queue_capacity;   /* items per batch passed between stages at most; 0: default (1024) */
     bool reference;       /* run the reference evaluator */
     int max_batches;      /* batches in flight at most; 0: default (2 x workers + stages) */
+    stc_cancel *cancel;   /* NULL: the run cannot be cancelled */
+    /* Testing aids (0: off).  perturb_seed makes workers yield and sleep at
+     * random around queue operations, to shake out schedule-dependent
+     * bugs; watchdog_ms makes a pipeline that runs longer than that print
+     * its queues to stderr and abort the process. */
+    unsigned perturb_seed;
+    int watchdog_ms;
 } stc_run_opts;
 
 typedef struct stc_result stc_result;
 
 /* Runs the program's main.  Returns 0 on success, STC_ERUNTIME when the
- * program failed (the result then describes the error), or another negative
- * code.  *out is set whenever the return is 0 or STC_ERUNTIME; free it with
+ * program failed or STC_ECANCELED when it was cancelled (the result then
+ * describes the error), or another negative code.  *out is set whenever
+ * the return is 0, STC_ERUNTIME or STC_ECANCELED; free it with
  * stc_result_free. opts may be NULL for the defaults. */
 int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out);
 

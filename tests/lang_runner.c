@@ -1,6 +1,7 @@
 /* lang_runner.c - runs the STCLang tests in tests/lang/ (every .stc file).
  *
- *   lang_runner [--workers LIST] [--queue-capacity LIST] [-v] [--filter S] PATH...
+ *   lang_runner [--workers LIST] [--queue-capacity LIST] [-v] [--filter S]
+ *               [--perturb SEED] [--watchdog MS] PATH...
  *
  * PATH is a .stc file or a directory of them. A file holds one test, or
  * several: a line `-- test: NAME` starts a test that runs to the next such
@@ -21,7 +22,10 @@
  *
  * --workers LIST (e.g. ref,1,2,8; ref = the reference evaluator) and
  * --queue-capacity LIST (e.g. 1,0; 0 = default) run every test under each
- * combination; default: ref only. Uses only the public API (stc.h). Ends
+ * combination; default: ref only. --perturb SEED runs the runtime with
+ * schedule perturbation (random yields and sleeps in the scheduler) and
+ * --watchdog MS makes a pipeline running longer than MS print its queues
+ * and abort (stc_run_opts).  Uses only the public API (stc.h). Ends
  * with "lang: N passed, N failed"; exit status 1 when anything failed. */
 #include <dirent.h>
 #include <stdarg.h>
@@ -63,6 +67,8 @@ typedef struct lr_state {
     int nmodes;
     bool verbose;
     const char *filter;
+    unsigned perturb;   /* stc_run_opts.perturb_seed for runtime modes */
+    int watchdog_ms;    /* stc_run_opts.watchdog_ms */
     int passed, failed;
 } lr_state;
 
@@ -217,7 +223,8 @@ static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_p
                          const lr_mode *m)
 {
     stc_run_opts opts = {.workers = m->workers, .queue_capacity = m->queue_capacity,
-                         .reference = m->reference};
+                         .reference = m->reference, .perturb_seed = st->perturb,
+                         .watchdog_ms = st->watchdog_ms};
     stc_result *res = NULL;
     int rc = stc_run(prog, &opts, &res);
     char *json = rc == 0 && res ? stc_result_to_json(res) : NULL;
@@ -426,10 +433,12 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--workers") && i + 1 < argc) workers = argv[++i];
         else if (!strcmp(argv[i], "--queue-capacity") && i + 1 < argc) qcs = argv[++i];
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) st.filter = argv[++i];
+        else if (!strcmp(argv[i], "--perturb") && i + 1 < argc) st.perturb = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--watchdog") && i + 1 < argc) st.watchdog_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-v")) st.verbose = true;
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: lang_runner [--workers ref,1,2] [--queue-capacity 1,0] [-v] "
-                            "[--filter S] PATH...\n");
+                            "[--filter S] [--perturb SEED] [--watchdog MS] PATH...\n");
             return 2;
         } else argv[npaths++ + 1] = argv[i];
     }

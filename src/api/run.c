@@ -23,7 +23,8 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
     *out = NULL;
     if (!prog) return STC_EINVAL;
     stc_run_opts o = opts ? *opts : (stc_run_opts){0};
-    if (o.workers < 0 || o.workers > RUN_MAX_WORKERS || o.queue_capacity < 0 || o.max_batches < 0)
+    if (o.workers < 0 || o.workers > RUN_MAX_WORKERS || o.queue_capacity < 0 || o.max_batches < 0 ||
+        o.watchdog_ms < 0)
         return STC_EINVAL;
     const ir_program *p = prog->ir;
     const char **names = NULL;
@@ -38,14 +39,16 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
     flow_runtime *rt = NULL;
     if (!o.reference) {
         int workers = o.workers ? o.workers : run_default_workers();
-        rt = flow_runtime_new(p, workers, o.queue_capacity, o.max_batches);
+        flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
+                        .perturb_seed = o.perturb_seed, .watchdog_ms = o.watchdog_ms};
+        rt = flow_runtime_new(p, &fo);
         if (!rt) {
             stc_result_free(res);
             return STC_ENOMEM;
         }
         res->stats.workers = workers;
     }
-    int rc = eval_run_hooked(p, res, rt ? flow_runtime_hook(rt) : NULL);
+    int rc = eval_run_hooked(p, res, rt ? flow_runtime_hook(rt) : NULL, o.cancel);
     if (rt) {
         flow_stats fs = flow_runtime_stats(rt);
         res->stats.smaps_parallel = fs.smaps_parallel;
@@ -61,5 +64,6 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
         return rc;
     }
     *out = res;
-    return rc == 0 ? 0 : STC_ERUNTIME;
+    if (rc == 0) return 0;
+    return res->err.code == STC_ECANCELED ? STC_ECANCELED : STC_ERUNTIME;
 }

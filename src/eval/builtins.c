@@ -90,6 +90,7 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     long long saved = cx->item;
     for (size_t i = 0; i < n && rc == 0; i++) {
         cx->item = (long long)i;
+        if ((rc = eval_check_cancel(cx, loc))) break;
         stc_value arg = stc_value_retain(val_seq_items(xs)[i]);
         if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &arg, loc, &val_seq_items(r)[i]);
         else rc = eval_apply(cx, fnv, 1, &arg, loc, &val_seq_items(r)[i]);

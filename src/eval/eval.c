@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/cancel.h"
 #include "eval/eval_internal.h"
 #include "util/buf.h"
 
@@ -70,6 +71,11 @@ int eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
     return code;
 }
 
+int eval_check_cancel(eval_ctx *cx, ir_loc loc)
+{
+    return cancel_raised(cx->cancel) ? eval_error(cx, STC_ECANCELED, loc, "run cancelled") : 0;
+}
+
 int eval_oom(eval_ctx *cx, ir_loc loc) { return eval_error(cx, STC_ENOMEM, loc, "out of memory"); }
 
 static void eval_release_n(stc_value *v, size_t n)
@@ -123,6 +129,7 @@ static bool eval_direct_layout(const ir_fun *fn)
 static int eval_invoke(eval_ctx *cx, const ir_fun *fn, stc_value *slots, ir_loc loc, stc_value *out)
 {
     if (cx->depth >= EVAL_MAX_DEPTH) return eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    if (cancel_raised(cx->cancel)) return eval_check_cancel(cx, loc);
     eval_frame fr = {slots, fn};
     cx->depth++;
     int rc = eval_expr(cx, fn->body, &fr, out);

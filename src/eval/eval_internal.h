@@ -94,6 +94,7 @@ typedef struct eval_smap_hook {
 
 typedef struct eval_ctx {
     const ir_program *p;
+    const stc_cancel *cancel;        /* NULL, or checked at every call and smap item */
     const eval_smap_hook *smap_hook; /* NULL: every smap runs here, sequentially */
     eval_tstate *states;  /* p->nthreads entries */
     int depth;            /* see EVAL_MAX_DEPTH */
@@ -133,6 +134,9 @@ int eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+/* STC_ECANCELED recorded at loc if the run's cancel flag is raised, else 0. */
+int eval_check_cancel(eval_ctx *cx, ir_loc loc);
+
 /* Records "out of memory" (STC_ENOMEM) at loc; returns STC_ENOMEM. */
 int eval_oom(eval_ctx *cx, ir_loc loc);
 

@@ -313,12 +313,13 @@ static int eval_main(eval_ctx *cx, stc_value *out)
     return rc;
 }
 
-int eval_run(const ir_program *p, stc_result *res) { return eval_run_hooked(p, res, NULL); }
+int eval_run(const ir_program *p, stc_result *res) { return eval_run_hooked(p, res, NULL, NULL); }
 
-int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *hook)
+int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *hook, const stc_cancel *cancel)
 {
     eval_ctx cx;
     eval_ctx_init(&cx, p, NULL);
+    cx.cancel = cancel;
     eval_tstate *st = NULL;
     stc_value v = eval_unit, *finals = NULL;
     size_t n = p->nthreads > 0 ? (size_t)p->nthreads : 0;

@@ -83,11 +83,23 @@ static ir_expr *flow_slot_ref(flow_cc *c, const ir_expr *like, int slot)
 static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int depth);
 
 /* Evaluates the n children into fresh temporaries, in order; stores their
- * slots in slots[] and synthetic references to them in refs[]. */
+ * slots in slots[] and synthetic references to them in refs[].  With
+ * in_place, leaves (literals, variables) are referenced as they are
+ * (slot -1): they cannot fail or touch a thread, so no step is needed. */
+static bool flow_is_leaf(const ir_expr *e)
+{
+    return e->kind == IR_LIT || e->kind == IR_VAR || e->kind == IR_FUNREF;
+}
+
 static void flow_children(flow_cc *c, ir_expr *const *kids, int n, int guard, int depth, int *slots,
-                          ir_expr **refs)
+                          ir_expr **refs, bool in_place)
 {
     for (int i = 0; i < n && !c->oom; i++) {
+        if (in_place && flow_is_leaf(kids[i])) { /* cannot fail or touch anything: used in place */
+            slots[i] = -1;
+            refs[i] = kids[i];
+            continue;
+        }
         slots[i] = flow_temp(c);
         flow_compile(c, kids[i], slots[i], guard, depth);
         refs[i] = flow_slot_ref(c, kids[i], slots[i]);
@@ -163,10 +175,7 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         /* Arguments that compute something get steps of their own, so that
          * pure work does not run inside the serial stage of the call. */
         bool leaves = true;
-        for (int i = 0; i < n; i++) {
-            ir_kind k = e->u.call.args[i]->kind;
-            leaves &= k == IR_VAR || k == IR_LIT || k == IR_FUNREF;
-        }
+        for (int i = 0; i < n; i++) leaves &= flow_is_leaf(e->u.call.args[i]);
         if (leaves && !split) break; /* the call itself is the step */
         int *slots = arena_alloc(mem, (size_t)(n + 1) * sizeof *slots);
         ir_expr **refs = arena_alloc(mem, (size_t)(n + 1) * sizeof *refs);
@@ -175,7 +184,7 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
             c->oom = true;
             return -1;
         }
-        flow_children(c, e->u.call.args, n, guard, depth + 1, slots, refs);
+        flow_children(c, e->u.call.args, n, guard, depth + 1, slots, refs, !split);
         if (split) {
             flow_split_call(c, e, slots, n, dst, guard, depth);
             return 0;
@@ -203,7 +212,7 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
             c->oom = true;
             return -1;
         }
-        flow_children(c, agg ? e->u.agg.items : kids, n, guard, depth + 1, slots, refs);
+        flow_children(c, agg ? e->u.agg.items : kids, n, guard, depth + 1, slots, refs, true);
         *copy = *e;
         if (agg) copy->u.agg.items = refs;
         else {

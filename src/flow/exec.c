@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/cancel.h"
 #include "flow/flow_internal.h"
 #include "sched/sched.h"
 #include "value/value.h"
@@ -284,7 +285,8 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
         eval_frame fr = {slots, pl->fn};
         cx->item = (long long)(b->first + (size_t)i);
         cx->thread = job->thread;
-        int rc = b->loaded ? 0 : flow_load(job, cx, slots);
+        int rc = eval_check_cancel(cx, job->loc);
+        if (rc == 0 && !b->loaded) rc = flow_load(job, cx, slots);
         for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
             const flow_step *s = &pl->steps[k];
             if (s->guard < 0 || flags[s->guard]) rc = flow_step_run(job, cx, s, &fr, flags);
@@ -427,7 +429,10 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
         return eval_oom(cx, loc);
     }
     for (int i = 0; i < pl->nstages; i++) serial[i] = pl->stages[i].serial;
-    for (int i = 0; i < rt->workers; i++) rt->wcx[i].states = cx->states;
+    for (int i = 0; i < rt->workers; i++) {
+        rt->wcx[i].states = cx->states;
+        rt->wcx[i].cancel = cx->cancel;
+    }
     flow_job job = {.rt = rt, .plan = pl, .items = xs->items, .start = xs->start, .n = n,
                     .out = val_seq_items(result), .base_depth = cx->depth, .loc = loc, .thread = cx->thread,
                     .err_index = -1};
@@ -442,7 +447,8 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
     int tokens = rt->max_batches ? rt->max_batches : 2 * rt->workers + pl->nstages;
     sched_pipeline spl = {.nstages = pl->nstages, .serial = serial, .run = flow_stage_run,
                           .source = flow_source, .release = flow_release, .ud = &job,
-                          .max_batches = tokens};
+                          .max_batches = tokens, .perturb_seed = rt->perturb_seed,
+                          .watchdog_ms = rt->watchdog_ms};
     int rc = sched_run(rt->pool, &spl);
     pthread_mutex_destroy(&job.err_lock);
     free(serial);
@@ -469,12 +475,15 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
     return 0;
 }
 
-flow_runtime *flow_runtime_new(const ir_program *p, int workers, int queue_capacity, int max_batches)
+flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
 {
-    if (workers < 1 || queue_capacity < 0 || max_batches < 0) return NULL;
+    if (o->workers < 1 || o->queue_capacity < 0 || o->max_batches < 0) return NULL;
     flow_runtime *rt = calloc(1, sizeof *rt);
     if (!rt) return NULL;
     rt->p = p;
+    int workers = o->workers, queue_capacity = o->queue_capacity, max_batches = o->max_batches;
+    rt->perturb_seed = o->perturb_seed;
+    rt->watchdog_ms = o->watchdog_ms;
     rt->workers = workers;
     rt->capacity = queue_capacity ? queue_capacity : FLOW_DEFAULT_CAPACITY;
     rt->max_batches = max_batches;

@@ -131,9 +131,16 @@ typedef struct flow_stats {
     long long task_groups;       /* tuples whose items ran as parallel tasks */
 } flow_stats;
 
-/* workers >= 1; queue_capacity: items per batch at most (0: default);
- * max_batches: batches in flight (0: default). NULL when out of memory. */
-flow_runtime *flow_runtime_new(const ir_program *p, int workers, int queue_capacity, int max_batches);
+typedef struct flow_opts {
+    int workers;          /* >= 1 */
+    int queue_capacity;   /* items per batch at most (0: default) */
+    int max_batches;      /* batches in flight (0: default) */
+    unsigned perturb_seed; /* testing aids (see sched_pipeline) */
+    int watchdog_ms;
+} flow_opts;
+
+/* NULL when out of memory or an option is out of range. */
+flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o);
 void flow_runtime_free(flow_runtime *rt);
 const eval_smap_hook *flow_runtime_hook(flow_runtime *rt);
 flow_stats flow_runtime_stats(const flow_runtime *rt);

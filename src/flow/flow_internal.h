@@ -19,6 +19,8 @@ struct flow_runtime {
     const ir_program *p;
     flow_info *fi;
     int workers, capacity, max_batches;
+    unsigned perturb_seed;   /* testing aids, passed to every pipeline */
+    int watchdog_ms;
     sched_pool *pool;        /* made at the first parallel smap */
     eval_ctx *wcx;           /* one evaluation context per worker */
     flow_plan **plans;       /* made so far (used by the main thread only) */

@@ -153,13 +153,17 @@ int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_val
         stc_value_release(tuple);
         return eval_oom(cx, e->loc);
     }
-    for (int i = 0; i < rt->workers; i++) rt->wcx[i].states = cx->states;
+    for (int i = 0; i < rt->workers; i++) {
+        rt->wcx[i].states = cx->states;
+        rt->wcx[i].cancel = cx->cancel;
+    }
     flow_tasks t = {.rt = rt, .e = e, .plan = tp, .fr = fr, .out = val_seq_items(tuple), .n = n,
                     .base_depth = cx->depth, .item = cx->item, .thread = cx->thread, .err_index = -1};
     pthread_mutex_init(&t.lock, NULL);
     static const bool parallel[1] = {false};
     sched_pipeline pl = {.nstages = 1, .serial = parallel, .run = flow_task_run, .source = flow_task_source,
-                         .release = flow_task_release, .ud = &t, .max_batches = tp->ngroups};
+                         .release = flow_task_release, .ud = &t, .max_batches = tp->ngroups,
+                         .perturb_seed = rt->perturb_seed, .watchdog_ms = rt->watchdog_ms};
     int rc = sched_run(rt->pool, &pl);
     pthread_mutex_destroy(&t.lock);
     rt->stats.task_groups++;

@@ -5,6 +5,8 @@
  * owned by exactly one place at a time: a worker's hands, the ready queue,
  * or one serial stage's pending list. */
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "sched/sched_internal.h"
 
@@ -20,6 +22,60 @@ static inline void sched_cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
+}
+
+/* ---- Testing aids ----------------------------------------------------------- */
+
+/* With perturbation on, a random pause: often a yield, sometimes a sleep
+ * of 1-50 us, so that workers interleave in ways a quiet machine rarely
+ * shows.  rng is the calling worker's own generator (xorshift64). */
+static void sched_perturb(const sched_job *job, uint64_t *rng)
+{
+    if (!job->pl->perturb_seed) return;
+    uint64_t x = *rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *rng = x;
+    unsigned r = (unsigned)(x >> 32) % 16;
+    if (r < 4) {
+        sched_yield();
+    } else if (r == 4) {
+        struct timespec ts = {0, (long)(1000 + (x % 50) * 1000)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static bool sched_past(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+/* The watchdog fired: say where everything is, then abort.  Called with
+ * pool->lock held. */
+static void sched_watchdog_fire(const sched_pool *pool, const sched_job *job)
+{
+    const sched_pipeline *pl = job->pl;
+    int ready = 0, free_tokens = 0;
+    for (const sched_batch *b = job->ready_head; b; b = b->next) ready++;
+    for (const sched_batch *b = job->free_list; b; b = b->next) free_tokens++;
+    fprintf(stderr,
+            "sched watchdog: job still running after %d ms: %d workers (%d parked), %d batches in flight "
+            "of %d, %d ready, %d free, next input seq %llu, input %s%s, stop at %llu\n",
+            pl->watchdog_ms, pool->nworkers, job->nparked, job->in_flight, pl->max_batches, ready, free_tokens,
+            (unsigned long long)job->next_seq, job->input_done ? "done" : "open",
+            job->source_busy ? " (source busy)" : "",
+            (unsigned long long)atomic_load_explicit(&job->stop_seq, memory_order_relaxed));
+    for (int s = 0; s < pl->nstages; s++) {
+        int pending = 0;
+        for (const sched_batch *b = job->stages[s].pending; b; b = b->next) pending++;
+        fprintf(stderr, "  stage %d (%s): next seq %llu, %d pending\n", s, pl->serial[s] ? "serial" : "replicated",
+                (unsigned long long)job->stages[s].next_seq, pending);
+    }
+    fflush(stderr);
+    abort();
 }
 
 /* New work exists: let spinners see it and wake one sleeper. */
@@ -75,7 +131,7 @@ static bool sched_is_dropped(sched_job *job, const sched_batch *b)
 
 /* Runs batch b from its current stage on, as far as it can go. Called and
  * returns with pool->lock held. */
-static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int worker)
+static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int worker, uint64_t *rng)
 {
     const sched_pipeline *pl = job->pl;
     for (;;) {
@@ -100,7 +156,9 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
         if (sched_is_dropped(job, b)) b->dropped = true;
         if (!b->dropped) {
             pthread_mutex_unlock(&pool->lock);
+            sched_perturb(job, rng);
             sched_status st = pl->run(pl->ud, s, b, worker);
+            sched_perturb(job, rng);
             pthread_mutex_lock(&pool->lock);
             if (st == SCHED_STOP) sched_mark_stop(job, b->seq);
         }
@@ -118,7 +176,7 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
 }
 
 /* Makes the next input batch, if the source is free and a token is. */
-static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worker)
+static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worker, uint64_t *rng)
 {
     if (job->input_done || job->source_busy || !job->free_list) return NULL;
     if (atomic_load_explicit(&job->stop_seq, memory_order_relaxed) != UINT64_MAX) {
@@ -134,7 +192,9 @@ static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worke
     b->data = NULL;
     job->source_busy = true;
     pthread_mutex_unlock(&pool->lock);
+    sched_perturb(job, rng);
     int r = job->pl->source(job->pl->ud, b, worker);
+    sched_perturb(job, rng);
     pthread_mutex_lock(&pool->lock);
     job->source_busy = false;
     if (r == 1) {
@@ -154,13 +214,15 @@ static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worke
 
 void sched_job_work(sched_pool *pool, sched_job *job, int worker)
 {
+    uint64_t rng = ((uint64_t)job->pl->perturb_seed << 16) ^ (uint64_t)(worker + 1) * 0x9E3779B97F4A7C15u;
     for (;;) {
+        if (job->pl->watchdog_ms > 0 && sched_past(&job->deadline)) sched_watchdog_fire(pool, job);
         /* Finishing batches in flight comes before starting new ones: it
          * frees tokens and keeps memory low. */
         sched_batch *b = sched_pop_ready(job);
-        if (!b) b = sched_take_input(pool, job, worker);
+        if (!b) b = sched_take_input(pool, job, worker, &rng);
         if (b) {
-            sched_advance(pool, job, b, worker);
+            sched_advance(pool, job, b, worker, &rng);
             continue;
         }
         if (sched_job_done(job)) return;
@@ -177,7 +239,8 @@ void sched_job_work(sched_pool *pool, sched_job *job, int worker)
         if (changed || job->ready_head || sched_job_done(job)) continue;
         if (!job->input_done && !job->source_busy && job->free_list) continue;
         job->nparked++;
-        pthread_cond_wait(&pool->work, &pool->lock);
+        if (job->pl->watchdog_ms > 0) pthread_cond_timedwait(&pool->work, &pool->lock, &job->deadline);
+        else pthread_cond_wait(&pool->work, &pool->lock);
         job->nparked--;
     }
 }

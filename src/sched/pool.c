@@ -35,7 +35,15 @@ sched_pool *sched_pool_new(int nworkers)
     if (!pool) return NULL;
     pool->nworkers = nworkers;
     if (pthread_mutex_init(&pool->lock, NULL) != 0) { free(pool); return NULL; }
-    if (pthread_cond_init(&pool->work, NULL) != 0) {
+    /* work is waited on with a deadline by the watchdog: a monotonic one. */
+    pthread_condattr_t attr;
+    int cerr = pthread_condattr_init(&attr);
+    if (cerr == 0) {
+        cerr = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        if (cerr == 0) cerr = pthread_cond_init(&pool->work, &attr);
+        pthread_condattr_destroy(&attr);
+    }
+    if (cerr != 0) {
         pthread_mutex_destroy(&pool->lock);
         free(pool);
         return NULL;
@@ -98,6 +106,15 @@ int sched_run(sched_pool *pool, const sched_pipeline *pl)
     }
     atomic_init(&job.stop_seq, UINT64_MAX);
     atomic_init(&job.version, 0);
+    if (pl->watchdog_ms > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &job.deadline);
+        job.deadline.tv_sec += pl->watchdog_ms / 1000;
+        job.deadline.tv_nsec += (long)(pl->watchdog_ms % 1000) * 1000000L;
+        if (job.deadline.tv_nsec >= 1000000000L) {
+            job.deadline.tv_sec++;
+            job.deadline.tv_nsec -= 1000000000L;
+        }
+    }
 
     pthread_mutex_lock(&pool->lock);
     pool->job = &job;

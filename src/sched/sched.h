@@ -57,6 +57,14 @@ typedef struct sched_pipeline {
     void (*release)(void *ud, sched_batch *b, int worker);
     void *ud;
     int max_batches;     /* batches in flight at most (>= 1) */
+    /* Testing aids, both off when 0.  perturb_seed: workers yield or sleep
+     * for a few microseconds at random around every queue operation, to
+     * shake out schedule-dependent bugs (reproducible per seed as far as
+     * the OS lets it).  watchdog_ms: if the job runs longer, the first
+     * worker to notice prints the queue occupancy to stderr and aborts:
+     * a hung test fails loudly instead of blocking CI. */
+    unsigned perturb_seed;
+    int watchdog_ms;
 } sched_pipeline;
 
 #define SCHED_SOURCE_STOP (-1)

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "sched/sched.h"
 
@@ -25,6 +26,7 @@ typedef struct sched_job {
     int nparked;                    /* workers waiting on pool->work */
     atomic_uint_fast64_t stop_seq;  /* atomic: UINT64_MAX, or the first batch that stopped */
     atomic_uint version;            /* atomic: bumped whenever work appears, for spinners */
+    struct timespec deadline;       /* watchdog (pl->watchdog_ms > 0); read-only */
 } sched_job;
 
 struct sched_pool {

@@ -1,0 +1,171 @@
+/* run_oom.c - allocation-failure injection through the public API, for
+ * the reference evaluator and the parallel runtime.
+ *
+ * For each program and each mode (reference, 1 worker, 2 workers with
+ * queue capacity 1), it compiles once, then runs the program once per
+ * allocation the run makes, failing that allocation; then again failing
+ * every allocation from that one on ("persistently").  Every run must
+ * either give exactly the normal output or fail cleanly with an
+ * out-of-memory error; nothing may crash, hang or leak (the ctest runs it
+ * in every build, so ASan/LSan and TSan see it too).  Allocations are
+ * counted across all workers, so with 2 workers "the N-th" is whichever
+ * comes N-th in that run: a different schedule each time, by design.
+ *
+ * malloc, calloc and realloc are wrapped with ld --wrap (see CMakeLists).
+ * Ends with "fault_oom: N passed, N failed". */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stc.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t a, size_t b);
+void *__real_realloc(void *p, size_t n);
+
+static atomic_long oom_armed = -1;  /* allocation number to fail, -1: none */
+static atomic_long oom_count;       /* allocations since arming */
+static atomic_bool oom_persistent;  /* fail every allocation from the armed one on */
+static atomic_int oom_failed;       /* an allocation was failed */
+
+static int oom_should_fail(void)
+{
+    long armed = atomic_load(&oom_armed);
+    if (armed < 0) return 0;
+    long n = atomic_fetch_add(&oom_count, 1);
+    if (n == armed || (n > armed && atomic_load(&oom_persistent))) {
+        atomic_store(&oom_failed, 1);
+        return 1;
+    }
+    return 0;
+}
+void *__wrap_malloc(size_t n) { return oom_should_fail() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t a, size_t b) { return oom_should_fail() ? NULL : __real_calloc(a, b); }
+void *__wrap_realloc(void *p, size_t n) { return oom_should_fail() ? NULL : __real_realloc(p, n); }
+
+static int64_t c_fold(int64_t s, int64_t x) { return (s * 31 + x) % 1000003; }
+static int cfn(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    int64_t *s = state;
+    if (in->as.i < 0) return stc_ctx_error(cx, "negative input %lld", (long long)in->as.i);
+    *s = c_fold(*s, in->as.i);
+    stc_value items[2] = {stc_value_int(*s), stc_value_new_str("ab", 2)};
+    if (items[1].tag == STC_T_INVALID) return STC_ENOMEM;
+    *out = stc_value_new_tuple(2, items);
+    return out->tag == STC_T_INVALID ? STC_ENOMEM : 0;
+}
+static int cinit(void *state, const stc_value *init, void *user)
+{
+    (void)user;
+    *(int64_t *)state = init ? init->as.i : 0;
+    return 0;
+}
+static int cval(const void *state, stc_value *out, void *user)
+{
+    (void)user;
+    stc_value items[1] = {stc_value_int(*(const int64_t *)state)};
+    *out = stc_value_new_list(1, items);
+    return out->tag == STC_T_INVALID ? STC_ENOMEM : 0;
+}
+
+static const char *progs[] = {
+    /* a pipeline with a branch and a string-carrying C thread */
+    "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\n"
+    "thread a = acc init 0\nthread b = acc init 1\nthread c = cthr init 5\n"
+    "main = smap(fn x => let y = a(x) in if y % 2 == 0 then b(y) else let (p, q) = c(y % 100) in p + len(q),"
+    " range(0, 40))\n",
+    /* replicated, g x h, nested smap, a tuple of tasks */
+    "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\n"
+    "fun rd(x, s) = (x * s, s)\nfun gh(x, s) = (x + 1, s * 3 % 1000003)\n"
+    "thread a = acc init 0\nthread r = rd init 3\nthread g = gh init 1\nthread b = acc init 2\n"
+    "main = (smap(fn x => b(g(r(a(x)) + len(smap(fn y => y, [x, x])))), range(0, 30)), a(1), b(2))\n",
+    /* an error in the middle of a pipeline */
+    "thread a = cthr init 1\nthread b = cthr init 2\n"
+    "main = smap(fn x => let (p, s) = a(x) in b(if x == 17 then 0 - 1 else p % 7), range(0, 30))\n",
+    /* inl/inr values through a case in the body */
+    "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\nthread a = acc init 0\nthread b = acc init 0\n"
+    "main = smap(fn x => case (if x % 3 == 0 then inl a(x) else inr [x]) of inl v => b(v) | inr l => len(l),"
+    " [1, 2, 3, 4, 5, 6])\n",
+};
+
+typedef struct oom_mode {
+    const char *name;
+    stc_run_opts opts;
+} oom_mode;
+
+/* The outcome of one run: JSON, or the error text; NULL when stc_run
+ * itself gave up (ENOMEM before a result existed). rc receives its code. */
+static char *oom_run(stc_program *prog, const stc_run_opts *opts, int *rc)
+{
+    stc_result *res = NULL;
+    *rc = stc_run(prog, opts, &res);
+    atomic_store(&oom_armed, -1); /* the harness's own allocations must not fail */
+    char *txt = NULL;
+    if (res) txt = *rc == 0 ? stc_result_to_json(res) : stc_result_error_format(res);
+    stc_result_free(res);
+    return txt;
+}
+
+int main(void)
+{
+    int passed = 0, failed = 0;
+    stc_env *env = stc_env_new();
+    stc_thread_def def = {.name = "cthr", .fn = cfn, .type = "int -> (int, str)", .state_type = "int",
+                          .state_size = 8, .state_init = cinit, .state_to_value = cval};
+    if (!env || stc_env_add_thread(env, &def) != 0) return 1;
+    oom_mode modes[] = {
+        {"reference", {.reference = true}},
+        {"1 worker", {.workers = 1}},
+        {"2 workers", {.workers = 2, .queue_capacity = 1}},
+    };
+    for (size_t k = 0; k < sizeof progs / sizeof *progs; k++) {
+        stc_program *prog = NULL;
+        stc_diags *d = NULL;
+        if (stc_compile(env, progs[k], strlen(progs[k]), "f.stc", &prog, &d) != 0) {
+            char *m = stc_diags_format(d);
+            printf("FAIL program %zu does not compile: %s\n", k, m ? m : "?");
+            free(m);
+            stc_diags_free(d);
+            failed++;
+            continue;
+        }
+        for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+            int base_rc;
+            char *base = oom_run(prog, &modes[m].opts, &base_rc);
+            int bad = base ? 0 : 1;
+            long runs = 0, nomem = 0;
+            for (int persistent = 0; persistent < 2 && !bad; persistent++) {
+                for (long n = 0;; n++) {
+                    atomic_store(&oom_persistent, persistent != 0);
+                    atomic_store(&oom_count, 0);
+                    atomic_store(&oom_failed, 0);
+                    atomic_store(&oom_armed, n);
+                    int rc;
+                    char *txt = oom_run(prog, &modes[m].opts, &rc);
+                    atomic_store(&oom_armed, -1);
+                    runs++;
+                    bool hit = atomic_load(&oom_failed);
+                    bool same = txt && rc == base_rc && strcmp(txt, base) == 0;
+                    bool clean_oom = rc == STC_ENOMEM || (txt && strstr(txt, "out of memory"));
+                    if (!same && !clean_oom) {
+                        printf("FAIL program %zu, %s, %s allocation %ld: rc %d: %s\n  normal: %s\n", k,
+                               modes[m].name, persistent ? "from" : "only", n, rc, txt ? txt : "(no result)", base);
+                        bad = 1;
+                    }
+                    nomem += !same;
+                    free(txt);
+                    if (!hit || bad) break; /* the run made fewer than n+1 allocations: done */
+                }
+            }
+            printf("%s program %zu, %s: %ld runs with a failed allocation, %ld ended out of memory\n",
+                   bad ? "FAIL" : "ok", k, modes[m].name, runs, nomem);
+            bad ? failed++ : passed++;
+            free(base);
+        }
+        stc_program_free(prog);
+    }
+    stc_env_free(env);
+    printf("fault_oom: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
