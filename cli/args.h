@@ -13,7 +13,8 @@ enum {
     CLI_EXIT_NOINPUT = 66,  /* the file cannot be read */
     CLI_EXIT_SOFTWARE = 70, /* runtime error, or --verify mismatch */
     CLI_EXIT_OSERR = 71,    /* out of memory or internal error */
-    CLI_EXIT_IOERR = 74     /* the output could not be written */
+    CLI_EXIT_IOERR = 74,    /* the output could not be written */
+    CLI_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM cancelled the run (128 + SIGINT) */
 };
 
 #define CLI_MAX_WORKERS 4096

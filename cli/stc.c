@@ -2,6 +2,7 @@
  * Uses only the public API (include/stc.h).  See `stc --help` and
  * docs/LANGUAGE.md for the output formats and exit codes. */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ static const char cli_help[] =
     "  65  the program does not compile\n"
     "  66  FILE cannot be read\n"
     "  70  runtime error, or --verify found a difference\n"
+    "  130 interrupted (SIGINT or SIGTERM during the run)\n"
     "  71  out of memory or internal error\n"
     "  74  the output could not be written\n"
     "\n"
@@ -133,9 +135,36 @@ static int cli_compile(const char *path, stc_env **env, stc_program **prog)
 }
 
 /* Prints the error of a failed run; returns the exit code. */
+/* Ctrl-C (SIGINT) or SIGTERM during a run cancels it: the workers stop at
+ * the next item, everything is freed, and stc exits 130.  The handler
+ * needs the flag in a static: the one piece of global state of the
+ * program (the library has none). */
+static stc_cancel *cli_cancel;
+
+static void cli_on_signal(int sig)
+{
+    (void)sig;
+    stc_cancel_request(cli_cancel);
+}
+
+static void cli_catch_signals(stc_cancel *c)
+{
+    cli_cancel = c;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = c ? cli_on_signal : SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static int cli_report_failure(int rc, const stc_result *res)
 {
     stc_error_info info = res ? stc_result_error(res) : (stc_error_info){0};
+    if (rc == STC_ECANCELED || info.code == STC_ECANCELED) {
+        fprintf(stderr, "stc: interrupted\n");
+        return CLI_EXIT_INTERRUPTED;
+    }
     if (rc == STC_ENOMEM || info.code == STC_ENOMEM) {
         char *text = res && info.message ? stc_result_error_format(res) : NULL;
         if (!text) return cli_oom();
@@ -252,9 +281,12 @@ static int cli_main(int argc, char **argv)
             code = cli_verify(prog, &a);
         } else {
             stc_run_opts opts = {.workers = a.workers, .queue_capacity = a.queue_capacity,
-                                 .reference = a.reference};
+                                 .reference = a.reference, .cancel = stc_cancel_new()};
             stc_result *res = NULL;
+            cli_catch_signals(opts.cancel);
             int rc = stc_run(prog, &opts, &res);
+            cli_catch_signals(NULL);
+            stc_cancel_free(opts.cancel);
             code = rc == 0 && res ? cli_print_result(res, a.json) : cli_report_failure(rc, res);
             if (a.stats && res) {
                 stc_run_stats st = stc_result_stats(res);

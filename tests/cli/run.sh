@@ -247,6 +247,24 @@ begin "runtime error mid-pipeline: the reference's error"; run run --workers 2 -
 code_is 70; out_empty; "$STC" run --reference pipe_err.stc >/dev/null 2>ref; cmp -s err ref || bad "error differs from --reference"
 err_has "error: division by zero (in thread 'i', smap item "; end
 
+cat >long.stc <<'EOF2'
+fun acc(x, s) = (s + x, s + x)
+fun spin(n, x) = if n == 0 then x else spin(n - 1, x + 1)
+thread a = acc init 0
+thread b = acc init 0
+main = smap(fn x => b(spin(3000, a(x))), range(0, 10000000))
+EOF2
+for sig in TERM INT; do
+    begin "SIG$sig cancels a run: exit 130"
+    "$STC" run --workers 2 long.stc </dev/null >out 2>err &
+    pid=$!
+    sleep 0.3
+    kill -"$sig" "$pid"
+    wait "$pid"
+    code=$?
+    code_is 130; out_empty; err_is "stc: interrupted"; end
+done
+
 # ---- odd argv ------------------------------------------------------------------
 
 begin "long argument"; run "$(head -c 100000 /dev/zero | tr '\0' x)"; code_is 64; end
