@@ -1,7 +1,8 @@
 /* args.c - parsing the `stc` command line.
  *
  *   stc run [--json] [--workers N] [--reference] [--verify] [--stats]
- *           [--queue-capacity N] FILE
+ *           [--profile] [--trace OUT.json] [--queue-capacity N] FILE
+ *   stc graph [--threads] [--svg OUT.svg] FILE
  *   stc check FILE
  *   stc help | --help | -h
  *   stc --version | version
@@ -100,10 +101,11 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
     }
     if (!strcmp(cmd, "run")) out->cmd = CLI_CMD_RUN;
     else if (!strcmp(cmd, "check")) out->cmd = CLI_CMD_CHECK;
+    else if (!strcmp(cmd, "graph")) out->cmd = CLI_CMD_GRAPH;
     else if (cmd[0] == '-') return args_fail(err, errlen, "unknown option '%s'", cmd);
     else return args_fail(err, errlen, "unknown command '%s'", cmd);
 
-    bool run = out->cmd == CLI_CMD_RUN, only_files = false, have_qc = false;
+    bool run = out->cmd == CLI_CMD_RUN, graph = out->cmd == CLI_CMD_GRAPH, only_files = false, have_qc = false;
     for (int i = 2; i < argc; i++) {
         const char *arg = argv[i];
         if (!arg) break;
@@ -122,6 +124,16 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
             rc = args_flag(arg, "--json", &out->json, err, errlen);
         } else if (run && args_is(arg, "--reference")) {
             rc = args_flag(arg, "--reference", &out->reference, err, errlen);
+        } else if (run && args_is(arg, "--profile")) {
+            rc = args_flag(arg, "--profile", &out->profile, err, errlen);
+        } else if (run && args_is(arg, "--trace")) {
+            if (!(out->trace = args_value(argc, argv, &i, "--trace")) || !*out->trace)
+                return args_fail(err, errlen, "option '--trace' needs a file name");
+        } else if (graph && args_is(arg, "--threads")) {
+            rc = args_flag(arg, "--threads", &out->threads, err, errlen);
+        } else if (graph && args_is(arg, "--svg")) {
+            if (!(out->svg = args_value(argc, argv, &i, "--svg")) || !*out->svg)
+                return args_fail(err, errlen, "option '--svg' needs a file name");
         } else if (run && args_is(arg, "--stats")) {
             rc = args_flag(arg, "--stats", &out->stats, err, errlen);
         } else if (run && args_is(arg, "--verify")) {

@@ -13,6 +13,7 @@ enum {
     CLI_EXIT_NOINPUT = 66,  /* the file cannot be read */
     CLI_EXIT_SOFTWARE = 70, /* runtime error, or --verify mismatch */
     CLI_EXIT_OSERR = 71,    /* out of memory or internal error */
+    CLI_EXIT_UNAVAILABLE = 69, /* a program stc needs (dot) is not installed */
     CLI_EXIT_IOERR = 74,    /* the output could not be written */
     CLI_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM cancelled the run (128 + SIGINT) */
 };
@@ -23,6 +24,7 @@ enum {
 typedef enum cli_cmd {
     CLI_CMD_RUN,
     CLI_CMD_CHECK,
+    CLI_CMD_GRAPH,
     CLI_CMD_HELP,
     CLI_CMD_VERSION
 } cli_cmd;
@@ -33,6 +35,10 @@ typedef struct cli_args {
     bool reference;
     bool verify;
     bool stats;         /* print what the parallel runtime did, on stderr */
+    bool profile;       /* run: print the per-stage profile and predictions */
+    const char *trace;  /* run: write a Chrome trace-event file here */
+    bool threads;       /* graph: the thread/type multigraph */
+    const char *svg;    /* graph: render with dot into this file */
     int workers;        /* 0: the library default (online CPUs) */
     int queue_capacity; /* 0: the library default */
     const char *file;   /* "-" for standard input */

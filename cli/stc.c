@@ -3,6 +3,9 @@
  * docs/LANGUAGE.md for the output formats and exit codes. */
 #include <errno.h>
 #include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,14 +16,17 @@
 
 static const char cli_help[] =
     "usage: stc run [--json] [--workers N] [--reference] [--verify] [--stats]\n"
-    "               [--queue-capacity N] FILE.stc\n"
+    "               [--profile] [--trace OUT.json] [--queue-capacity N] FILE.stc\n"
     "       stc check FILE.stc\n"
+    "       stc graph [--threads] [--svg OUT.svg] FILE.stc\n"
     "       stc help | --help\n"
     "       stc --version\n"
     "\n"
     "Commands:\n"
     "  run     compile FILE and run its main\n"
     "  check   compile FILE only; prints nothing and exits 0 when it compiles\n"
+    "  graph   print the compiled dataflow graph as Graphviz DOT: every smap as\n"
+    "          its pipeline of stages (serial, replicated, split, fused)\n"
     "  FILE '-' reads the program from standard input.\n"
     "\n"
     "Options of run:\n"
@@ -33,8 +39,17 @@ static const char cli_help[] =
     "  --stats             after the run, print on stderr what the parallel runtime\n"
     "                      did: workers, smaps run as pipelines or left sequential,\n"
     "                      items, peak items in flight and their bound, tuple tasks\n"
+    "  --profile           after the run, print on stderr a table per pipeline stage\n"
+    "                      (items, busy time, share, time per item, waits), the\n"
+    "                      bottleneck, and the predicted speedup on 1..64 workers\n"
+    "  --trace OUT.json    write a Chrome trace-event file (Perfetto, chrome://tracing):\n"
+    "                      one track per worker, a slice per stage activation\n"
     "  --queue-capacity N  items per batch between stages at most, N >= 1\n"
     "                      (default: $STC_QUEUE_CAPACITY, else the library's default)\n"
+    "\n"
+    "Options of graph:\n"
+    "  --threads           the threads as edges between their input and output types\n"
+    "  --svg OUT.svg       render with Graphviz's dot (apt-get install graphviz)\n"
     "\n"
     "Output of run (without --json): the value of main in STCLang syntax on the\n"
     "first line, then one line `NAME = VALUE` per thread with its final state,\n"
@@ -45,10 +60,11 @@ static const char cli_help[] =
     "  64  bad usage (unknown command or option, missing FILE, bad number)\n"
     "  65  the program does not compile\n"
     "  66  FILE cannot be read\n"
+    "  69  graph --svg: the dot program is not installed\n"
     "  70  runtime error, or --verify found a difference\n"
-    "  130 interrupted (SIGINT or SIGTERM during the run)\n"
     "  71  out of memory or internal error\n"
     "  74  the output could not be written\n"
+    "  130 interrupted (SIGINT or SIGTERM during the run)\n"
     "\n"
     "Language reference: docs/LANGUAGE.md\n";
 
@@ -252,6 +268,63 @@ static int cli_verify(stc_program *prog, const cli_args *a)
     return code;
 }
 
+/* stc graph: DOT on stdout, or rendered to SVG by Graphviz's dot. */
+static int cli_graph(stc_program *prog, const cli_args *a)
+{
+    char *dot = stc_program_graph(prog, a->threads ? STC_GRAPH_THREADS : STC_GRAPH_STAGES);
+    if (!dot) return cli_oom();
+    if (!a->svg) {
+        fputs(dot, stdout);
+        free(dot);
+        return CLI_EXIT_OK;
+    }
+    /* dot reads the graph on stdin; the output name goes through argv, so
+     * no shell ever sees it. */
+    int in[2];
+    if (pipe(in) != 0) {
+        free(dot);
+        fprintf(stderr, "stc: graph: %s\n", strerror(errno));
+        return CLI_EXIT_OSERR;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(in[0], 0);
+        close(in[0]);
+        close(in[1]);
+        execlp("dot", "dot", "-Tsvg", "-o", a->svg, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    int code = CLI_EXIT_OK;
+    if (pid < 0) {
+        fprintf(stderr, "stc: graph: %s\n", strerror(errno));
+        code = CLI_EXIT_OSERR;
+    } else {
+        void (*old)(int) = signal(SIGPIPE, SIG_IGN); /* dot missing: write fails, no signal */
+        size_t len = strlen(dot), off = 0;
+        while (off < len) {
+            ssize_t w = write(in[1], dot + off, len - off);
+            if (w <= 0) break;
+            off += (size_t)w;
+        }
+        close(in[1]);
+        signal(SIGPIPE, old);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+            fprintf(stderr, "stc: graph: the 'dot' program is not installed (Debian package graphviz: "
+                            "apt-get install graphviz); without --svg, stc graph prints the DOT text\n");
+            code = CLI_EXIT_UNAVAILABLE;
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "stc: graph: dot failed to write '%s'\n", a->svg);
+            code = CLI_EXIT_IOERR;
+        }
+    }
+    if (pid < 0) close(in[1]);
+    free(dot);
+    return code;
+}
+
 static int cli_usage(const char *msg)
 {
     fprintf(stderr, "stc: %s\nRun 'stc --help' for usage.\n", msg);
@@ -276,18 +349,32 @@ static int cli_main(int argc, char **argv)
     stc_env *env = NULL;
     stc_program *prog = NULL;
     int code = cli_compile(a.file, &env, &prog);
+    if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_GRAPH) code = cli_graph(prog, &a);
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN) {
         if (a.verify) {
             code = cli_verify(prog, &a);
         } else {
             stc_run_opts opts = {.workers = a.workers, .queue_capacity = a.queue_capacity,
-                                 .reference = a.reference, .cancel = stc_cancel_new()};
+                                 .reference = a.reference, .cancel = stc_cancel_new(),
+                                 .profile = a.profile, .trace_path = a.trace};
             stc_result *res = NULL;
             cli_catch_signals(opts.cancel);
             int rc = stc_run(prog, &opts, &res);
             cli_catch_signals(NULL);
             stc_cancel_free(opts.cancel);
-            code = rc == 0 && res ? cli_print_result(res, a.json) : cli_report_failure(rc, res);
+            if (rc == STC_EIO && a.trace) {
+                fprintf(stderr, "stc: cannot write the trace file '%s'\n", a.trace);
+                code = CLI_EXIT_IOERR;
+            } else {
+                code = rc == 0 && res ? cli_print_result(res, a.json) : cli_report_failure(rc, res);
+            }
+            if (a.profile && res) {
+                char *table = stc_result_profile_format(res);
+                fflush(stdout);
+                if (table) fputs(table, stderr);
+                else if (a.reference) fputs("stc: --profile measures the parallel runtime, not --reference\n", stderr);
+                free(table);
+            }
             if (a.stats && res) {
                 stc_run_stats st = stc_result_stats(res);
                 fflush(stdout);

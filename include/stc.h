@@ -199,6 +199,15 @@ int stc_compile(stc_env *env, const char *src, size_t len, const char *filename,
                 stc_program **out, stc_diags **diags);
 void stc_program_free(stc_program *prog);
 
+/* The compiled dataflow graph as Graphviz DOT text (malloc'd; NULL when
+ * out of memory or view is unknown).  STC_GRAPH_STAGES: every smap as its
+ * pipeline of stages, named after their threads and source lines, marked
+ * serial / replicated / split / fused segment, edges labelled with types.
+ * STC_GRAPH_THREADS: the threads as edges between their input and output
+ * types (the multigraph of the STCLang paper). */
+enum { STC_GRAPH_STAGES = 0, STC_GRAPH_THREADS = 1 };
+char *stc_program_graph(const stc_program *prog, int view);
+
 /* Number and names of the program's threads, in declaration order. */
 size_t stc_program_thread_count(const stc_program *prog);
 const char *stc_program_thread_name(const stc_program *prog, size_t i);
@@ -272,6 +281,9 @@ void stc_cancel_reset(stc_cancel *c);    /* before reusing it for another run */
 
 typedef struct stc_run_opts {
     int workers;          /* 0: the number of online CPUs */
+    bool profile;         /* measure every pipeline stage (stc_result_profile_*) */
+    const char *trace_path; /* write a Chrome trace-event file here (NULL: no trace);
+                               stc_run fails with STC_EIO if it cannot be written */
     int queue_capacity;   /* items per batch passed between stages at most; 0: default (1024) */
     bool reference;       /* run the reference evaluator */
     int max_batches;      /* batches in flight at most; 0: default (2 x workers + stages) */
@@ -326,6 +338,32 @@ typedef struct stc_run_stats {
     long long task_groups;       /* tuples whose items ran as parallel tasks */
 } stc_run_stats;
 stc_run_stats stc_result_stats(const stc_result *r);
+
+/* The profile of a run made with opts.profile: one entry per pipeline
+ * stage, pipelines in the order their smap first ran.  Times are summed
+ * over every run of that smap. */
+typedef struct stc_stage_profile {
+    int pipeline;         /* 0, 1, ...: which smap */
+    const char *smap;     /* where that smap is: "FILE:LINE:COL" */
+    const char *name;     /* the threads it runs, else the functions it calls */
+    const char *kind;     /* "serial", "serial, fused segment", "replicated, split", ... */
+    int line;             /* source line of its first step */
+    bool serial;
+    long long items;      /* items it ran (a branch's stage: the items routed to it) */
+    long long batches;    /* activations */
+    double busy_ms;       /* worker time spent running it */
+    double queued_ms;     /* serial stages: time batches waited for their turn */
+} stc_stage_profile;
+size_t stc_result_profile_count(const stc_result *r); /* 0 without a profile */
+stc_stage_profile stc_result_profile_stage(const stc_result *r, size_t i);
+/* The wall time of the run, and of pipeline p, in ms (0 without a profile). */
+double stc_result_profile_wall_ms(const stc_result *r, int pipeline);
+/* Predicted speedup on `workers` workers over 1 worker, from the measured
+ * costs: each pipeline takes max(work / workers, its busiest serial stage),
+ * the time outside pipelines stays sequential. 0 without a profile. */
+double stc_result_predict_speedup(const stc_result *r, int workers);
+/* The profile as the table `stc run --profile` prints (malloc'd). */
+char *stc_result_profile_format(const stc_result *r);
 
 #ifdef __cplusplus
 }

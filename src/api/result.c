@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/profile.h"
 #include "util/buf.h"
 #include "value/value.h"
 
@@ -120,7 +121,30 @@ void stc_result_free(stc_result *r)
     free(r->names);
     free(r->states);
     free(r->owned_message);
+    profile_free(r->profile);
     free((char *)r->err.file);
     free((char *)r->err.thread);
     free(r);
 }
+
+size_t stc_result_profile_count(const stc_result *r) { return r && r->profile ? r->profile->nstages : 0; }
+
+stc_stage_profile stc_result_profile_stage(const stc_result *r, size_t i)
+{
+    if (!r || !r->profile || i >= r->profile->nstages) return (stc_stage_profile){.pipeline = -1};
+    return r->profile->stages[i];
+}
+
+double stc_result_profile_wall_ms(const stc_result *r, int pipeline)
+{
+    if (!r || !r->profile) return 0;
+    if (pipeline < 0) return r->profile->wall_ms;
+    return pipeline < r->profile->npipelines ? r->profile->pipeline_wall_ms[pipeline] : 0;
+}
+
+double stc_result_predict_speedup(const stc_result *r, int workers)
+{
+    return r && r->profile ? profile_predict(r->profile, workers) : 0;
+}
+
+char *stc_result_profile_format(const stc_result *r) { return r ? profile_format(r->profile) : NULL; }

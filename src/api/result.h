@@ -15,6 +15,7 @@ struct stc_result {
     stc_error_info err;
     char *owned_message;  /* err.message when allocated; NULL when static */
     stc_run_stats stats;  /* the parallel runtime's counters */
+    struct result_profile *profile; /* opts.profile runs only (src/trace/profile.h) */
 };
 
 /* A result with room for n states (all unit, names copied). NULL on OOM. */

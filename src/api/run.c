@@ -1,13 +1,17 @@
 /* run.c - stc_run: evaluate a program's main, with the parallel runtime
  * (src/flow) taking over every smap it can, or with the reference
  * evaluator alone when opts->reference is set. */
+#include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/program.h"
 #include "api/result.h"
 #include "eval/eval.h"
 #include "flow/flow.h"
+#include "trace/profile.h"
+#include "trace/trace.h"
 
 #define RUN_MAX_WORKERS 4096
 
@@ -37,18 +41,33 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
     free(names);
     if (!res) return STC_ENOMEM;
     flow_runtime *rt = NULL;
+    trace_writer *trace = NULL;
     if (!o.reference) {
         int workers = o.workers ? o.workers : run_default_workers();
+        if (o.trace_path && !(trace = trace_open(o.trace_path, workers, p->file ? p->file : "stc"))) {
+            stc_result_free(res);
+            return errno == ENOMEM ? STC_ENOMEM : STC_EIO;
+        }
         flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
-                        .perturb_seed = o.perturb_seed, .watchdog_ms = o.watchdog_ms};
+                        .perturb_seed = o.perturb_seed, .watchdog_ms = o.watchdog_ms, .profile = o.profile,
+                        .trace = trace};
         rt = flow_runtime_new(p, &fo);
         if (!rt) {
+            trace_close(trace);
             stc_result_free(res);
             return STC_ENOMEM;
         }
         res->stats.workers = workers;
     }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = eval_run_hooked(p, res, rt ? flow_runtime_hook(rt) : NULL, o.cancel);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rt && o.profile) {
+        double wall = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        if (!(res->profile = flow_runtime_profile(rt, wall)) && rc == 0) rc = STC_ENOMEM;
+    }
+    int trace_rc = trace_close(trace); /* before the runtime: it owns the stage names */
     if (rt) {
         flow_stats fs = flow_runtime_stats(rt);
         res->stats.smaps_parallel = fs.smaps_parallel;
@@ -58,6 +77,10 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
         res->stats.max_in_flight = fs.max_in_flight;
         res->stats.task_groups = fs.task_groups;
         flow_runtime_free(rt);
+    }
+    if (trace_rc != 0 && rc == 0) {
+        stc_result_free(res);
+        return STC_EIO;
     }
     if (rc != 0 && rc != STC_ERUNTIME && !res->err.message) {
         stc_result_free(res);

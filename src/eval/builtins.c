@@ -1,6 +1,6 @@
 /* builtins.c - the evaluator's builtins: smap len nth range float int
- * round sin_iter (semantics in common.md 8). Errors are reported at the
- * callee name. */
+ * round sin_iter (docs/LANGUAGE.md 7); the string builtins are in
+ * strings.c. Errors are reported at the callee name. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -188,6 +188,12 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
         *out = stc_value_float(x);
         return 0;
     }
+    case BI_WORDS:
+    case BI_SPLIT:
+    case BI_STR:
+    case BI_CONCAT:
+    case BI_PARSE_INT:
+    case BI_PARSE_FLOAT: return eval_string_builtin(cx, bi, loc, a, out);
     default: return eval_bad(cx, loc, "?");
     }
 }

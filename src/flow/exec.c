@@ -22,6 +22,9 @@
 #include "api/cancel.h"
 #include "flow/flow_internal.h"
 #include "sched/sched.h"
+#include "trace/profile.h"
+#include "trace/trace.h"
+#include "util/buf.h"
 #include "value/value.h"
 
 #define FLOW_DEFAULT_CAPACITY 1024     /* items per batch at most */
@@ -51,6 +54,7 @@ typedef struct flow_job {
     int base_depth;
     ir_loc loc;
     const char *thread;       /* the thread running the smap, if any (for errors) */
+    flow_plan_prof *prof;     /* NULL unless profiling or tracing */
     /* ---- */
     size_t next;              /* next item to hand out (the source is serial) */
     atomic_uint_fast64_t ns_per_item; /* atomic: cost estimate, 0 = unknown */
@@ -278,6 +282,7 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
     cx->stack_base = 0; /* this activation may run on another thread than the last */
     uint64_t t0 = flow_now_ns();
     sched_status status = SCHED_CONTINUE;
+    int nran = 0; /* items this stage did something for (a branch skips the others) */
     for (int i = 0; i < b->n; i++) {
         if (b->dead[i]) continue;
         stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
@@ -287,10 +292,15 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
         cx->thread = job->thread;
         int rc = eval_check_cancel(cx, job->loc);
         if (rc == 0 && !b->loaded) rc = flow_load(job, cx, slots);
+        bool ran = false;
         for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
             const flow_step *s = &pl->steps[k];
-            if (s->guard < 0 || flags[s->guard]) rc = flow_step_run(job, cx, s, &fr, flags);
+            if (s->guard < 0 || flags[s->guard]) {
+                rc = flow_step_run(job, cx, s, &fr, flags);
+                ran = true;
+            }
         }
+        nran += ran;
         if (rc) {
             if (!cx->err.code) eval_oom(cx, job->loc);
             flow_record_error(job, cx, (long long)(b->first + (size_t)i));
@@ -302,8 +312,51 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
         /* Frames of items that died before loading hold units: harmless. */
         b->loaded = true;
     }
-    b->busy_ns += flow_now_ns() - t0;
+    uint64_t t1 = flow_now_ns();
+    b->busy_ns += t1 - t0;
+    if (job->prof) {
+        flow_runtime *rt = job->rt;
+        if (rt->profile) {
+            uint64_t *cell = job->prof->cells + ((size_t)worker * (size_t)pl->nstages + (size_t)stage) * 3;
+            cell[0] += t1 - t0;
+            cell[1] += (uint64_t)nran;
+            cell[2]++;
+        }
+        if (rt->trace) trace_slice(rt->trace, worker, job->prof->names[stage], "stage", t0, t1, nran, (long long)sb->seq);
+    }
     return status;
+}
+
+static void flow_on_idle(void *ud, int worker, uint64_t t0, uint64_t t1)
+{
+    flow_job *job = ud;
+    trace_slice(job->rt->trace, worker, "parked", "sched", t0, t1, -1, -1);
+}
+
+/* Names and counters for a new plan's stages (profile or trace runs). */
+static int flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof *pf)
+{
+    size_t ns = (size_t)pl->nstages;
+    *pf = (flow_plan_prof){.order = -1};
+    pf->names = calloc(ns + 1, sizeof *pf->names);
+    pf->cells = calloc((size_t)rt->workers * ns * 3 + 1, sizeof *pf->cells);
+    pf->wait_ns = calloc(ns + 1, sizeof *pf->wait_ns);
+    if (!pf->names || !pf->cells || !pf->wait_ns) return -1;
+    for (size_t i = 0; i < ns; i++) {
+        buf b = BUF_INIT;
+        flow_stage_describe(rt->fi, pl, (int)i, &b);
+        buf_printf(&b, " (line %d)", flow_stage_line(pl, (int)i));
+        if (!(pf->names[i] = buf_take(&b))) return -1;
+    }
+    return 0;
+}
+
+static void flow_prof_free(const flow_plan *pl, flow_plan_prof *pf)
+{
+    for (int i = 0; pf->names && i < pl->nstages; i++) free(pf->names[i]);
+    free(pf->names);
+    free(pf->cells);
+    free(pf->wait_ns);
 }
 
 static int flow_source(void *ud, sched_batch *sb, int worker)
@@ -382,10 +435,20 @@ static const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const 
         flow_plan **n = realloc(rt->plans, (size_t)ncap * sizeof *n);
         if (!n) return NULL;
         rt->plans = n;
+        if (rt->profile || rt->trace) {
+            flow_plan_prof *np = realloc(rt->profs, (size_t)ncap * sizeof *np);
+            if (!np) return NULL;
+            rt->profs = np;
+        }
         rt->plans_cap = ncap;
     }
     flow_plan *pl = flow_plan_build(rt->fi, e, fn, thread);
-    if (pl) rt->plans[rt->nplans++] = pl;
+    if (!pl) return NULL;
+    if ((rt->profile || rt->trace) && flow_prof_init(rt, pl, &rt->profs[rt->nplans]) != 0) {
+        flow_prof_free(pl, &rt->profs[rt->nplans]);
+        return NULL;
+    }
+    rt->plans[rt->nplans++] = pl;
     return pl;
 }
 
@@ -417,6 +480,10 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
     ir_loc loc = e->u.call.callee_loc;
     const flow_plan *pl = flow_plan_get(rt, e, fn, thread);
     if (!pl) return eval_oom(cx, loc);
+    flow_plan_prof *prof = NULL;
+    if (rt->profs)
+        for (int i = 0; i < rt->nplans; i++)
+            if (rt->plans[i] == pl) prof = &rt->profs[i];
     if (pl->nstages == 0 || (pl->nstages == 1 && pl->stages[0].serial)) {
         rt->stats.smaps_sequential++; /* one serial stage: the evaluator is as good */
         return EVAL_SMAP_DECLINED;
@@ -440,6 +507,9 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
         job.caps = val_as_func(fnv)->caps;
         job.ncaps = fn->ncaptures;
     }
+    job.prof = prof;
+    if (prof && prof->order < 0) prof->order = rt->npipelines++;
+    uint64_t start = flow_now_ns();
     atomic_init(&job.ns_per_item, 0);
     atomic_init(&job.live, 0);
     atomic_init(&job.peak, 0);
@@ -448,8 +518,11 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
     sched_pipeline spl = {.nstages = pl->nstages, .serial = serial, .run = flow_stage_run,
                           .source = flow_source, .release = flow_release, .ud = &job,
                           .max_batches = tokens, .perturb_seed = rt->perturb_seed,
-                          .watchdog_ms = rt->watchdog_ms};
+                          .watchdog_ms = rt->watchdog_ms,
+                          .wait_ns = prof && rt->profile ? prof->wait_ns : NULL,
+                          .on_idle = rt->trace ? flow_on_idle : NULL};
     int rc = sched_run(rt->pool, &spl);
+    if (prof) prof->wall_ns += flow_now_ns() - start;
     pthread_mutex_destroy(&job.err_lock);
     free(serial);
     rt->stats.smaps_parallel++;
@@ -484,6 +557,8 @@ flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
     int workers = o->workers, queue_capacity = o->queue_capacity, max_batches = o->max_batches;
     rt->perturb_seed = o->perturb_seed;
     rt->watchdog_ms = o->watchdog_ms;
+    rt->profile = o->profile;
+    rt->trace = o->trace;
     rt->workers = workers;
     rt->capacity = queue_capacity ? queue_capacity : FLOW_DEFAULT_CAPACITY;
     rt->max_batches = max_batches;
@@ -501,6 +576,8 @@ void flow_runtime_free(flow_runtime *rt)
     sched_pool_free(rt->pool);
     for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i]);
     free(rt->wcx);
+    for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);
+    free(rt->profs);
     free(rt->plans);
     free(rt->tuples);
     flow_info_free(rt->fi);
@@ -510,3 +587,76 @@ void flow_runtime_free(flow_runtime *rt)
 const eval_smap_hook *flow_runtime_hook(flow_runtime *rt) { return &rt->hook; }
 
 flow_stats flow_runtime_stats(const flow_runtime *rt) { return rt->stats; }
+
+/* Keeps s in pf->strings (taking it); NULL when s is NULL or no memory. */
+static const char *flow_keep(result_profile *pf, char *s)
+{
+    if (!s) return NULL;
+    pf->strings[pf->nstrings++] = s;
+    return s;
+}
+
+static char *flow_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
+{
+    result_profile *pf = calloc(1, sizeof *pf);
+    if (!pf) return NULL;
+    pf->workers = rt->workers;
+    pf->wall_ms = wall_ms;
+    pf->npipelines = rt->npipelines;
+    size_t nst = 0;
+    for (int i = 0; rt->profs && i < rt->nplans; i++)
+        if (rt->profs[i].order >= 0) nst += (size_t)rt->plans[i]->nstages;
+    pf->pipeline_wall_ms = calloc((size_t)rt->npipelines + 1, sizeof *pf->pipeline_wall_ms);
+    pf->stages = calloc(nst + 1, sizeof *pf->stages);
+    pf->strings = calloc(3 * nst + (size_t)rt->npipelines + 1, sizeof *pf->strings);
+    if (!pf->pipeline_wall_ms || !pf->stages || !pf->strings) goto oom;
+    /* Stages in pipeline order, then stage order. */
+    for (int order = 0; order < rt->npipelines; order++) {
+        for (int i = 0; i < rt->nplans; i++) {
+            const flow_plan_prof *pp = &rt->profs[i];
+            const flow_plan *pl = rt->plans[i];
+            if (pp->order != order) continue;
+            pf->pipeline_wall_ms[order] = (double)pp->wall_ns / 1e6;
+            buf where = BUF_INIT;
+            buf_printf(&where, "%s:%d:%d", rt->p->file ? rt->p->file : "<input>", pl->smap->u.call.callee_loc.line,
+                       pl->smap->u.call.callee_loc.col);
+            const char *smap = flow_keep(pf, buf_take(&where));
+            if (!smap) goto oom;
+            for (int s = 0; s < pl->nstages; s++) {
+                stc_stage_profile *sp = &pf->stages[pf->nstages++];
+                buf name = BUF_INIT;
+                flow_stage_describe(rt->fi, pl, s, &name);
+                sp->pipeline = order;
+                sp->smap = smap;
+                sp->name = flow_keep(pf, buf_take(&name));
+                sp->kind = flow_keep(pf, flow_strdup(flow_stage_kind(rt->fi, pl, s)));
+                if (!sp->name || !sp->kind) goto oom;
+                sp->line = flow_stage_line(pl, s);
+                sp->serial = pl->stages[s].serial;
+                uint64_t busy = 0, items = 0, batches = 0;
+                for (int w = 0; w < rt->workers; w++) {
+                    const uint64_t *cell = pp->cells + ((size_t)w * (size_t)pl->nstages + (size_t)s) * 3;
+                    busy += cell[0];
+                    items += cell[1];
+                    batches += cell[2];
+                }
+                sp->busy_ms = (double)busy / 1e6;
+                sp->items = (long long)items;
+                sp->batches = (long long)batches;
+                sp->queued_ms = (double)pp->wait_ns[s] / 1e6;
+            }
+        }
+    }
+    return pf;
+oom:
+    profile_free(pf);
+    return NULL;
+}

@@ -118,6 +118,27 @@ typedef struct flow_plan {
  * NULL when out of memory. */
 flow_plan *flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread);
 
+/* ---- Names for users (describe.c) ------------------------------------------- */
+
+struct buf;
+/* Appends the stage's name: the threads it runs, else the functions it
+ * calls, else "pure"/"serial" ("f + g", "work", "if"). */
+void flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stage, struct buf *out);
+/* "serial", "serial, fused segment", "replicated, split", ... */
+const char *flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage);
+int flow_stage_line(const flow_plan *pl, int stage);
+bool flow_stage_guarded(const flow_plan *pl, int stage);
+/* The expression whose value the stage hands on last, or NULL. */
+const ir_expr *flow_stage_output(const flow_plan *pl, int stage);
+
+/* Calls visit(e, ud) for every smap call in the program (main, every
+ * function and lambda), in source order. */
+void flow_each_smap(const ir_program *p, void (*visit)(const ir_expr *smap, void *ud), void *ud);
+/* The plan of an smap node as the runtime would build it, from its first
+ * argument alone: NULL when that is not a lambda, a function or a thread
+ * name (a function value: known only at run time), or out of memory. */
+flow_plan *flow_plan_static(flow_info *fi, const ir_expr *smap);
+
 /* ---- The runtime (exec.c) -------------------------------------------------- */
 
 typedef struct flow_runtime flow_runtime;
@@ -137,12 +158,18 @@ typedef struct flow_opts {
     int max_batches;      /* batches in flight (0: default) */
     unsigned perturb_seed; /* testing aids (see sched_pipeline) */
     int watchdog_ms;
+    bool profile;          /* measure every stage (flow_runtime_profile) */
+    struct trace_writer *trace; /* record stage activations and parking (NULL: off) */
 } flow_opts;
 
 /* NULL when out of memory or an option is out of range. */
 flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o);
 void flow_runtime_free(flow_runtime *rt);
 const eval_smap_hook *flow_runtime_hook(flow_runtime *rt);
+struct result_profile;
+/* The measured profile (a run with opts.profile), wall_ms being the whole
+ * run's; NULL when out of memory. */
+struct result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms);
 flow_stats flow_runtime_stats(const flow_runtime *rt);
 
 #endif

@@ -6,6 +6,15 @@
 #include "flow/flow.h"
 #include "sched/sched.h"
 
+/* Measurements of one plan's pipeline (profile and trace runs only). */
+typedef struct flow_plan_prof {
+    char **names;       /* per stage: its name and line, for traces and profiles */
+    uint64_t *cells;    /* [worker][stage][3]: busy ns, items, batches; each worker writes its row */
+    uint64_t *wait_ns;  /* per stage: batches waiting for their turn (the pool lock) */
+    uint64_t wall_ns;   /* main thread */
+    int order;          /* which pipeline it was to run first (0, 1, ...), -1 before */
+} flow_plan_prof;
+
 /* How a tuple expression runs its items: as ngroups tasks, or (ngroups
  * 0) left to the evaluator.  Items sharing a thread are in one group and
  * run in order in one task; group[i] is item i's group. */
@@ -21,6 +30,10 @@ struct flow_runtime {
     int workers, capacity, max_batches;
     unsigned perturb_seed;   /* testing aids, passed to every pipeline */
     int watchdog_ms;
+    bool profile;            /* measure stages (profs) */
+    struct trace_writer *trace; /* NULL: no trace */
+    flow_plan_prof *profs;   /* parallel to plans when profile or trace is on */
+    int npipelines;          /* plans that have run, for flow_plan_prof.order */
     sched_pool *pool;        /* made at the first parallel smap */
     eval_ctx *wcx;           /* one evaluation context per worker */
     flow_plan **plans;       /* made so far (used by the main thread only) */

@@ -225,6 +225,9 @@ const ir_builtin_info ir_builtins[BI_COUNT_] = {
     [BI_SMAP] = {"smap", 2},   [BI_LEN] = {"len", 1},     [BI_NTH] = {"nth", 2},
     [BI_RANGE] = {"range", 2}, [BI_FLOAT] = {"float", 1}, [BI_INT] = {"int", 1},
     [BI_ROUND] = {"round", 1}, [BI_SIN_ITER] = {"sin_iter", 2},
+    [BI_WORDS] = {"words", 1}, [BI_SPLIT] = {"split", 2},     [BI_STR] = {"str", 1},
+    [BI_CONCAT] = {"concat", 2}, [BI_PARSE_INT] = {"parse_int", 1},
+    [BI_PARSE_FLOAT] = {"parse_float", 1},
 };
 
 int ir_builtin_lookup(const char *name)

@@ -118,7 +118,7 @@ typedef enum ir_callee_kind {
     CALL_VALUE     /* a function value: callee.var (a local holding a closure) */
 } ir_callee_kind;
 
-/* Builtins. The table in src/ir/builtins.c gives name and arity; their
+/* Builtins. The table in src/ir/ir.c gives name and arity; their
  * types live in the type checker and their code in the evaluator. */
 typedef enum ir_builtin {
     BI_SMAP,     /* smap(f, xs) */
@@ -129,6 +129,13 @@ typedef enum ir_builtin {
     BI_INT,      /* int(x), truncates toward zero */
     BI_ROUND,    /* round(x), to nearest (halves away from zero) */
     BI_SIN_ITER, /* sin_iter(n, x) */
+    /* strings (src/eval/strings.c) */
+    BI_WORDS,       /* words(s) : str -> [str], split on runs of ASCII whitespace */
+    BI_SPLIT,       /* split(s, sep) : (str, str) -> [str], sep non-empty */
+    BI_STR,         /* str(v) : 'a -> str (no function inside), v's text form */
+    BI_CONCAT,      /* concat(a, b) : (str, str) -> str */
+    BI_PARSE_INT,   /* parse_int(s) : str -> int */
+    BI_PARSE_FLOAT, /* parse_float(s) : str -> float */
     BI_COUNT_
 } ir_builtin;
 

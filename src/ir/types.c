@@ -223,6 +223,13 @@ static ir_type *types_builtin(types_ck *ck, ir_expr *e)
     case BI_INT: in[0] = types_fresh_flag(ck, TYF_NUM, "'int'"), res = ck->t_int; break;
     case BI_ROUND: in[0] = ck->t_float, res = ck->t_int; break;
     case BI_SIN_ITER: in[0] = ck->t_int, in[1] = ck->t_float, res = ck->t_float; break;
+    case BI_WORDS: in[0] = ck->t_str, res = types_list(ck, ck->t_str); break;
+    case BI_SPLIT: in[0] = in[1] = ck->t_str, res = types_list(ck, ck->t_str); break;
+    /* str(v) prints any value but a function, like == compares. */
+    case BI_STR: in[0] = types_fresh_flag(ck, TYF_EQ, "'str'"), res = ck->t_str; break;
+    case BI_CONCAT: in[0] = in[1] = ck->t_str, res = ck->t_str; break;
+    case BI_PARSE_INT: in[0] = ck->t_str, res = ck->t_int; break;
+    case BI_PARSE_FLOAT: in[0] = ck->t_str, res = ck->t_float; break;
     default:
         types_error(ck, loc, "unknown builtin");
         return NULL;

@@ -46,6 +46,13 @@ static void sched_perturb(const sched_job *job, uint64_t *rng)
     }
 }
 
+uint64_t sched_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static bool sched_past(const struct timespec *t)
 {
     struct timespec now;
@@ -150,6 +157,7 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
         }
         bool serial = pl->serial[s];
         if (serial && job->stages[s].next_seq != b->seq) {
+            if (pl->wait_ns) b->queued_at = sched_now_ns();
             sched_pending_insert(&job->stages[s], b);
             return;
         }
@@ -169,6 +177,7 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
             if (ss->pending && ss->pending->seq == ss->next_seq) {
                 sched_batch *nb = ss->pending;
                 ss->pending = nb->next;
+                if (pl->wait_ns) pl->wait_ns[s] += sched_now_ns() - nb->queued_at;
                 sched_push_ready(pool, job, nb);
             }
         }
@@ -239,8 +248,10 @@ void sched_job_work(sched_pool *pool, sched_job *job, int worker)
         if (changed || job->ready_head || sched_job_done(job)) continue;
         if (!job->input_done && !job->source_busy && job->free_list) continue;
         job->nparked++;
+        uint64_t t0 = job->pl->on_idle ? sched_now_ns() : 0;
         if (job->pl->watchdog_ms > 0) pthread_cond_timedwait(&pool->work, &pool->lock, &job->deadline);
         else pthread_cond_wait(&pool->work, &pool->lock);
+        if (job->pl->on_idle) job->pl->on_idle(job->pl->ud, worker, t0, sched_now_ns());
         job->nparked--;
     }
 }

@@ -34,6 +34,7 @@ typedef struct sched_batch {
     /* executor-private: */
     int stage;           /* next stage to run */
     bool dropped;        /* after a stop: passes the remaining stages without running them */
+    uint64_t queued_at;  /* when it began waiting for a serial stage's turn (wait_ns only) */
     struct sched_batch *next;
 } sched_batch;
 
@@ -65,7 +66,16 @@ typedef struct sched_pipeline {
      * a hung test fails loudly instead of blocking CI. */
     unsigned perturb_seed;
     int watchdog_ms;
+    /* Observation, both optional (NULL: off).  wait_ns[stage] accumulates
+     * the time batches waited for their turn at each serial stage (updated
+     * under the pool lock); on_idle is told of every interval a worker
+     * spent parked, with CLOCK_MONOTONIC nanoseconds. */
+    uint64_t *wait_ns;
+    void (*on_idle)(void *ud, int worker, uint64_t t0, uint64_t t1);
 } sched_pipeline;
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t sched_now_ns(void);
 
 #define SCHED_SOURCE_STOP (-1)
 

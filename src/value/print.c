@@ -39,6 +39,8 @@ static void val_print_string(buf *b, const char *s, size_t len, bool json)
     buf_putc(b, '"');
 }
 
+void val_print_text_string(buf *b, const char *s, size_t len) { val_print_string(b, s, len, false); }
+
 /* Depth guard: values nested deeper than this print as "..." rather than
  * recursing without bound. */
 #define VAL_PRINT_MAX_DEPTH 10000

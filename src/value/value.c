@@ -20,15 +20,21 @@ static void *val_obj_alloc(stc_tag tag, size_t size)
     return o;
 }
 
-stc_value stc_value_new_str(const char *s, size_t len)
+stc_value val_str_alloc(size_t len)
 {
     if (len > SIZE_MAX - sizeof(val_str) - 1) return val_invalid;
     val_str *o = val_obj_alloc(STC_T_STR, sizeof(val_str) + len + 1);
     if (!o) return val_invalid;
     o->len = len;
-    if (len) memcpy(o->data, s, len);
     o->data[len] = '\0';
     return (stc_value){.tag = STC_T_STR, .as.obj = &o->hdr};
+}
+
+stc_value stc_value_new_str(const char *s, size_t len)
+{
+    stc_value v = val_str_alloc(len);
+    if (v.tag != STC_T_INVALID && len) memcpy(val_as_str(v)->data, s, len);
+    return v;
 }
 
 stc_value val_seq_alloc(stc_tag tag, size_t n)

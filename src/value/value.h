@@ -54,6 +54,9 @@ stc_value val_seq_alloc(stc_tag tag, size_t n);
 static inline stc_value *val_seq_items(stc_value v) { return ((val_seq *)v.as.obj)->items; }
 static inline size_t val_seq_len(stc_value v) { return ((val_seq *)v.as.obj)->n; }
 static inline val_str *val_as_str(stc_value v) { return (val_str *)v.as.obj; }
+/* An uninitialised string of len bytes (NUL-terminated) to be filled by the
+ * caller before it is shared. INVALID when out of memory. */
+stc_value val_str_alloc(size_t len);
 static inline stc_value val_box_get(stc_value v) { return ((val_box *)v.as.obj)->v; }
 static inline bool val_is_heap(stc_value v) { return v.tag >= STC_T_STR && v.as.obj; }
 /* A closure over `code` with ncaps captured values (unit until filled). */
@@ -66,6 +69,9 @@ int val_compare(stc_value a, stc_value b);
 /* Appends text or JSON to b (see stc_value_to_text / stc_value_to_json). */
 void val_print_text(buf *b, stc_value v);
 void val_print_json(buf *b, stc_value v);
+/* Appends len bytes of s as a quoted STCLang string literal, escaped exactly
+ * as val_print_text prints a string ("a\"b", control bytes as \xHH). */
+void val_print_text_string(buf *b, const char *s, size_t len);
 /* Appends the shortest decimal form of f that reads back exactly, with
  * ".0" when it would look like an int; "nan", "inf", "-inf" otherwise. */
 void val_print_float(buf *b, double f);

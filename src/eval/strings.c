@@ -1,0 +1,275 @@
+/* strings.c - the evaluator's string builtins: words split str concat
+ * parse_int parse_float (docs/LANGUAGE.md 7).  They are pure: they read
+ * their arguments (borrowed) and build a new value.  Errors are reported at
+ * the callee name and quote the offending text as a string literal, cut
+ * after STR_QUOTE_MAX bytes.  Every path releases what it built; an
+ * allocation failure is the error "out of memory". */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/eval_internal.h"
+#include "util/buf.h"
+#include "value/value.h"
+
+/* Bytes of an input quoted in an error message; longer inputs end in "...". */
+#define STR_QUOTE_MAX 40
+
+/* "NAME: "TEXT" WHAT", TEXT escaped as `stc run` prints strings. */
+static int str_error(eval_ctx *cx, ir_loc loc, const char *name, const val_str *s, const char *what)
+{
+    size_t n = s->len;
+    bool cut = n > STR_QUOTE_MAX;
+    if (cut) {
+        n = STR_QUOTE_MAX;
+        /* Do not end inside a UTF-8 sequence: drop a sequence cut short. */
+        for (int k = 0; k < 3 && n > 0 && ((unsigned char)s->data[n] & 0xc0) == 0x80; k++) n--;
+        if (n > 0 && ((unsigned char)s->data[n] & 0xc0) == 0x80) n = STR_QUOTE_MAX; /* not UTF-8 */
+    }
+    buf b = BUF_INIT;
+    val_print_text_string(&b, s->data, n);
+    if (cut) buf_puts(&b, "...");
+    char *text = buf_take(&b);
+    if (!text) return eval_oom(cx, loc);
+    int rc = eval_error(cx, STC_ERUNTIME, loc, "%s: %s %s", name, text, what);
+    free(text);
+    return rc;
+}
+
+/* Item k of the list r: bytes [from, to) of s, or s itself when that is
+ * all of it.  False when out of memory (r keeps unit there). */
+static bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to)
+{
+    const val_str *vs = val_as_str(s);
+    stc_value v = from == 0 && to == vs->len ? stc_value_retain(s) : stc_value_new_str(vs->data + from, to - from);
+    if (v.tag == STC_T_INVALID) return false;
+    val_seq_items(r)[k] = v;
+    return true;
+}
+
+/* ---- words ----------------------------------------------------------------- */
+
+/* ASCII whitespace: space, \t \n \v \f \r. */
+static bool str_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+/* The next word of d[0..len) at or after *i: its bounds, false when none. */
+static bool str_next_word(const char *d, size_t len, size_t *i, size_t *from, size_t *to)
+{
+    size_t j = *i;
+    while (j < len && str_space((unsigned char)d[j])) j++;
+    if (j == len) return false;
+    *from = j;
+    while (j < len && !str_space((unsigned char)d[j])) j++;
+    *to = *i = j;
+    return true;
+}
+
+static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+{
+    const val_str *vs = val_as_str(s);
+    size_t n = 0, i = 0, from, to;
+    while (str_next_word(vs->data, vs->len, &i, &from, &to)) n++;
+    stc_value r = val_seq_alloc(STC_T_LIST, n);
+    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    i = 0;
+    for (size_t k = 0; k < n; k++) {
+        str_next_word(vs->data, vs->len, &i, &from, &to);
+        if (!str_piece(r, k, s, from, to)) {
+            stc_value_release(r);
+            return eval_oom(cx, loc);
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+/* ---- split ----------------------------------------------------------------- */
+
+/* Finds a separator of m >= 1 bytes in linear time: memchr for one byte,
+ * else Knuth-Morris-Pratt with the prefix table fail[0..m). */
+typedef struct str_finder {
+    const char *sep;
+    size_t m;
+    size_t *fail;
+} str_finder;
+
+static bool str_finder_init(str_finder *f, const char *sep, size_t m)
+{
+    f->sep = sep;
+    f->m = m;
+    f->fail = NULL;
+    if (m < 2) return true;
+    if (m > SIZE_MAX / sizeof *f->fail) return false;
+    f->fail = malloc(m * sizeof *f->fail);
+    if (!f->fail) return false;
+    f->fail[0] = 0;
+    for (size_t i = 1, k = 0; i < m; i++) {
+        while (k > 0 && sep[i] != sep[k]) k = f->fail[k - 1];
+        if (sep[i] == sep[k]) k++;
+        f->fail[i] = k;
+    }
+    return true;
+}
+
+/* The start of the first separator in d[from..len), or SIZE_MAX. */
+static size_t str_find(const str_finder *f, const char *d, size_t len, size_t from)
+{
+    if (len - from < f->m) return SIZE_MAX;
+    if (f->m == 1) {
+        const char *p = memchr(d + from, f->sep[0], len - from);
+        return p ? (size_t)(p - d) : SIZE_MAX;
+    }
+    size_t q = 0;
+    for (size_t i = from; i < len; i++) {
+        while (q > 0 && d[i] != f->sep[q]) q = f->fail[q - 1];
+        if (d[i] == f->sep[q] && ++q == f->m) return i + 1 - f->m;
+    }
+    return SIZE_MAX;
+}
+
+static int str_split(eval_ctx *cx, ir_loc loc, stc_value s, stc_value sep, stc_value *out)
+{
+    const val_str *vs = val_as_str(s), *vsep = val_as_str(sep);
+    if (vsep->len == 0) return eval_error(cx, STC_ERUNTIME, loc, "split: empty separator");
+    str_finder f;
+    if (vsep->len > vs->len) { /* no separator fits: [s] */
+        f = (str_finder){vsep->data, vsep->len, NULL};
+    } else if (!str_finder_init(&f, vsep->data, vsep->len)) {
+        return eval_oom(cx, loc);
+    }
+    size_t n = 1, at = 0, p;
+    while ((p = str_find(&f, vs->data, vs->len, at)) != SIZE_MAX) n++, at = p + f.m;
+    stc_value r = val_seq_alloc(STC_T_LIST, n);
+    bool ok = r.tag != STC_T_INVALID;
+    at = 0;
+    for (size_t k = 0; ok && k < n; k++) {
+        p = k + 1 < n ? str_find(&f, vs->data, vs->len, at) : vs->len;
+        ok = str_piece(r, k, s, at, p);
+        at = p + f.m;
+    }
+    free(f.fail);
+    if (!ok) {
+        stc_value_release(r); /* unit, or a list whose missing items are unit */
+        return eval_oom(cx, loc);
+    }
+    *out = r;
+    return 0;
+}
+
+/* ---- str, concat ------------------------------------------------------------ */
+
+static int str_str(eval_ctx *cx, ir_loc loc, stc_value v, stc_value *out)
+{
+    buf b = BUF_INIT;
+    val_print_text(&b, v);
+    stc_value r = buf_ok(&b) ? stc_value_new_str(b.data ? b.data : "", b.len) : (stc_value){.tag = STC_T_INVALID};
+    buf_free(&b);
+    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    *out = r;
+    return 0;
+}
+
+static int str_concat(eval_ctx *cx, ir_loc loc, stc_value a, stc_value b, stc_value *out)
+{
+    const val_str *x = val_as_str(a), *y = val_as_str(b);
+    if (y->len == 0 || x->len == 0) { /* share the other one */
+        *out = stc_value_retain(y->len == 0 ? a : b);
+        return 0;
+    }
+    if (x->len > SIZE_MAX - y->len) return eval_oom(cx, loc);
+    stc_value r = val_str_alloc(x->len + y->len);
+    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    memcpy(val_as_str(r)->data, x->data, x->len);
+    memcpy(val_as_str(r)->data + x->len, y->data, y->len);
+    *out = r;
+    return 0;
+}
+
+/* ---- parse_int, parse_float ------------------------------------------------------ */
+
+/* [+-]?[0-9]+ whose value fits int64. */
+static int str_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+{
+    const val_str *vs = val_as_str(s);
+    const char *d = vs->data;
+    size_t len = vs->len, i = 0;
+    bool neg = false;
+    if (i < len && (d[i] == '+' || d[i] == '-')) neg = d[i++] == '-';
+    if (i == len) return str_error(cx, loc, "parse_int", vs, "is not an integer");
+    const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    uint64_t v = 0;
+    bool over = false; /* a bad byte after an overflow still makes it "not an integer" */
+    for (; i < len; i++) {
+        if (d[i] < '0' || d[i] > '9') return str_error(cx, loc, "parse_int", vs, "is not an integer");
+        unsigned digit = (unsigned)(d[i] - '0');
+        if (over || v > (limit - digit) / 10) over = true;
+        else v = v * 10 + digit;
+    }
+    if (over) return str_error(cx, loc, "parse_int", vs, "is out of range");
+    *out = stc_value_int(!neg ? (int64_t)v : v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v);
+    return 0;
+}
+
+static size_t str_digits(const char *d, size_t len, size_t i)
+{
+    size_t j = i;
+    while (j < len && d[j] >= '0' && d[j] <= '9') j++;
+    return j - i;
+}
+
+/* Whether d[0..len) is [+-]? (inf | nan | D+ [. D*] [E] | . D+ [E]), with
+ * E = [eE] [+-]? D+: strtod's decimal forms, whole, without spaces. */
+static bool str_float_syntax(const char *d, size_t len)
+{
+    size_t i = 0;
+    if (i < len && (d[i] == '+' || d[i] == '-')) i++;
+    if (len - i == 3 && (memcmp(d + i, "inf", 3) == 0 || memcmp(d + i, "nan", 3) == 0)) return true;
+    size_t whole = str_digits(d, len, i), frac = 0;
+    i += whole;
+    if (i < len && d[i] == '.') {
+        frac = str_digits(d, len, i + 1);
+        i += 1 + frac;
+    }
+    if (whole + frac == 0) return false;
+    if (i < len && (d[i] == 'e' || d[i] == 'E')) {
+        i++;
+        if (i < len && (d[i] == '+' || d[i] == '-')) i++;
+        size_t exp = str_digits(d, len, i);
+        if (exp == 0) return false;
+        i += exp;
+    }
+    return i == len;
+}
+
+/* Overflow gives +-inf and underflow the nearest double (0 or subnormal),
+ * as strtod rounds them: parse_float("1e400") is inf. */
+static int str_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+{
+    const val_str *vs = val_as_str(s);
+    if (!str_float_syntax(vs->data, vs->len))
+        return str_error(cx, loc, "parse_float", vs, "is not a number");
+    char *end = NULL;
+    double x = strtod(vs->data, &end); /* data is NUL-terminated and has no NUL (checked) */
+    if (end != vs->data + vs->len) return str_error(cx, loc, "parse_float", vs, "is not a number");
+    *out = stc_value_float(x);
+    return 0;
+}
+
+/* ---- Dispatch ------------------------------------------------------------------ */
+
+int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
+{
+    if (bi == BI_STR) return str_str(cx, loc, a[0], out);
+    int nstr = bi == BI_SPLIT || bi == BI_CONCAT ? 2 : 1;
+    for (int i = 0; i < nstr; i++)
+        if (a[i].tag != STC_T_STR)
+            return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", ir_builtins[bi].name);
+    switch (bi) {
+    case BI_WORDS: return str_words(cx, loc, a[0], out);
+    case BI_SPLIT: return str_split(cx, loc, a[0], a[1], out);
+    case BI_CONCAT: return str_concat(cx, loc, a[0], a[1], out);
+    case BI_PARSE_INT: return str_parse_int(cx, loc, a[0], out);
+    case BI_PARSE_FLOAT: return str_parse_float(cx, loc, a[0], out);
+    default: return eval_error(cx, STC_ERUNTIME, loc, "internal error: not a string builtin");
+    }
+}

@@ -1,0 +1,149 @@
+/* describe.c - names for plans and stages, as users see them in graphs,
+ * traces and profiles: a stage is named after the threads it runs (or the
+ * functions a replicated stage calls) and the source line it starts at. */
+#include <stdio.h>
+#include <string.h>
+
+#include "flow/flow.h"
+#include "util/buf.h"
+
+/* The name a step contributes: a thread, a function, a builtin, "if",
+ * "case", or NULL (plain arithmetic and the like). */
+static const char *flow_step_label(const flow_info *fi, const flow_step *s, bool *is_thread)
+{
+    const ir_program *p = fi->p;
+    *is_thread = false;
+    switch (s->kind) {
+    case FS_SELECT_IF: return "if";
+    case FS_SELECT_CASE: return "case";
+    case FS_DESTRUCT: return NULL;
+    case FS_SPLIT_OUT:
+    case FS_SPLIT_STATE:
+    case FS_CALL_C: *is_thread = true; return p->threads[s->thread]->name;
+    case FS_EVAL: break;
+    }
+    const ir_expr *e = s->e;
+    if (e->kind != IR_CALL) return NULL;
+    int idx = e->u.call.callee.index;
+    switch (e->u.call.kind) {
+    case CALL_THREAD: *is_thread = true; return p->threads[idx]->name;
+    case CALL_FUN: return p->funs[idx]->name;
+    case CALL_BUILTIN: return ir_builtins[idx].name;
+    default: return "call";
+    }
+}
+
+void flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stage, buf *out)
+{
+    const flow_stage *st = &pl->stages[stage];
+    const char *seen[8];
+    int nseen = 0;
+    bool more = false;
+    for (int k = st->first; k < st->first + st->count; k++) {
+        const flow_step *s = &pl->steps[k];
+        bool is_thread;
+        const char *name = flow_step_label(fi, s, &is_thread);
+        if (s->kind == FS_SPLIT_OUT && st->serial) name = NULL; /* named by its state step */
+        if (!name) continue;
+        bool dup = false;
+        for (int i = 0; i < nseen; i++) dup |= !strcmp(seen[i], name);
+        if (dup) continue;
+        if (nseen < 8) seen[nseen++] = name;
+        else more = true;
+    }
+    for (int i = 0; i < nseen; i++) buf_printf(out, "%s%s", i ? " + " : "", seen[i]);
+    if (more) buf_printf(out, " + ...");
+    if (!nseen) buf_printf(out, st->serial ? "serial" : "pure");
+}
+
+/* Short words for what kind of stage this is. */
+const char *flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage)
+{
+    const flow_stage *st = &pl->stages[stage];
+    int thread_steps = 0, splits = 0, selects = 0;
+    for (int k = st->first; k < st->first + st->count; k++) {
+        const flow_step *s = &pl->steps[k];
+        bool is_thread;
+        flow_step_label(fi, s, &is_thread);
+        thread_steps += is_thread && s->kind != FS_SPLIT_OUT;
+        splits += s->kind == FS_SPLIT_STATE || s->kind == FS_SPLIT_OUT;
+        selects += s->kind == FS_SELECT_IF || s->kind == FS_SELECT_CASE;
+    }
+    if (st->serial) {
+        if (thread_steps > 1 || (st->count > 1 && thread_steps == 1 && selects)) return "serial, fused segment";
+        if (splits) return "serial, state fold (g x h)";
+        return "serial";
+    }
+    if (selects) return "replicated, split";
+    if (splits) return "replicated, output (g x h)";
+    return "replicated";
+}
+
+int flow_stage_line(const flow_plan *pl, int stage)
+{
+    const flow_stage *st = &pl->stages[stage];
+    for (int k = st->first; k < st->first + st->count; k++)
+        if (pl->steps[k].e && pl->steps[k].e->loc.line > 0) return pl->steps[k].e->loc.line;
+    return pl->smap ? pl->smap->loc.line : 0;
+}
+
+/* Whether a branch flag guards any step of the stage: the stage runs only
+ * for some items (a branch of a split). */
+bool flow_stage_guarded(const flow_plan *pl, int stage)
+{
+    const flow_stage *st = &pl->stages[stage];
+    for (int k = st->first; k < st->first + st->count; k++)
+        if (pl->steps[k].guard >= 0) return true;
+    return false;
+}
+
+/* The type of what the stage's last value-producing step computes. */
+const ir_expr *flow_stage_output(const flow_plan *pl, int stage)
+{
+    const flow_stage *st = &pl->stages[stage];
+    for (int k = st->first + st->count - 1; k >= st->first; k--)
+        if (pl->steps[k].dst >= 0 && pl->steps[k].e) return pl->steps[k].e;
+    return NULL;
+}
+
+static void flow_walk(const ir_expr *e, void (*visit)(const ir_expr *, void *), void *ud, int depth)
+{
+    if (!e || depth > IR_MAX_DEPTH + 8) return;
+    if (e->kind == IR_CALL && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP) visit(e, ud);
+    switch (e->kind) {
+    case IR_LAMBDA: flow_walk(e->u.fn->body, visit, ud, depth + 1); return;
+    case IR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) flow_walk(e->u.call.args[i], visit, ud, depth + 1);
+        return;
+    case IR_CASE:
+        flow_walk(e->a, visit, ud, depth + 1);
+        for (int i = 0; i < e->u.cas.nalts; i++) flow_walk(e->u.cas.alts[i].body, visit, ud, depth + 1);
+        return;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++) flow_walk(e->u.agg.items[i], visit, ud, depth + 1);
+        return;
+    default:
+        flow_walk(e->a, visit, ud, depth + 1);
+        flow_walk(e->b, visit, ud, depth + 1);
+        flow_walk(e->c, visit, ud, depth + 1);
+        return;
+    }
+}
+
+void flow_each_smap(const ir_program *p, void (*visit)(const ir_expr *smap, void *ud), void *ud)
+{
+    flow_walk(p->main, visit, ud, 0);
+    for (int i = 0; i < p->nfuns; i++) flow_walk(p->funs[i]->body, visit, ud, 0);
+}
+
+flow_plan *flow_plan_static(flow_info *fi, const ir_expr *smap)
+{
+    const ir_expr *f = smap->u.call.args[0];
+    switch (f->kind) {
+    case IR_LAMBDA: return flow_plan_build(fi, smap, f->u.fn, -1);
+    case IR_FUNREF: return flow_plan_build(fi, smap, fi->p->funs[f->u.index], -1);
+    case IR_THREADREF: return flow_plan_build(fi, smap, NULL, f->u.index);
+    default: return NULL;
+    }
+}

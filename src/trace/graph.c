@@ -1,0 +1,170 @@
+/* graph.c - the compiled dataflow graph as Graphviz DOT (stc graph).
+ *
+ * Stage view: one cluster per smap of the program, a node per pipeline
+ * stage named after its threads (or the functions a replicated stage
+ * calls) and its source line, marked serial / replicated / split / fused
+ * segment / g x h; edges carry the type of what flows.  Replicated stages
+ * are drawn as stacked boxes.  Thread view (the seed's multigraph): types
+ * are nodes, every thread is an edge from its input type to its output. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/program.h"
+#include "flow/flow.h"
+#include "util/buf.h"
+
+typedef struct graph_ctx {
+    flow_info *fi;
+    buf *out;
+    const char *file;
+    int n;       /* smaps drawn */
+    bool oom;
+} graph_ctx;
+
+/* A DOT string literal's body: " and \ escaped. */
+static void graph_quote(buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') buf_printf(b, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) buf_printf(b, " ");
+        else buf_printf(b, "%c", *s);
+    }
+}
+
+static void graph_type(buf *b, ir_type *t)
+{
+    char *s = t ? ir_type_to_string(t) : NULL;
+    graph_quote(b, s ? s : "?");
+    free(s);
+}
+
+static ir_type *graph_elem(ir_type *list)
+{
+    list = list ? ir_type_resolve(list) : NULL;
+    return list && list->kind == TY_LIST ? list->args[0] : NULL;
+}
+
+static void graph_smap(const ir_expr *smap, void *ud)
+{
+    graph_ctx *g = ud;
+    buf *b = g->out;
+    int id = g->n++;
+    flow_plan *pl = flow_plan_static(g->fi, smap);
+    buf_printf(b, "  subgraph cluster_%d {\n    label=\"smap at ", id);
+    graph_quote(b, g->file);
+    buf_printf(b, ":%d:%d", smap->loc.line, smap->loc.col);
+    if (!pl) buf_printf(b, " (its function is a value: planned at run time)");
+    else buf_printf(b, ", %d stage%s", pl->nstages, pl->nstages == 1 ? "" : "s");
+    buf_printf(b, "\";\n    style=rounded; color=\"#999999\";\n");
+    buf_printf(b, "    p%d_in [label=\"items\", shape=invhouse, fillcolor=\"#eeeeee\"];\n", id);
+    buf_printf(b, "    p%d_out [label=\"results in list order\", shape=house, fillcolor=\"#eeeeee\"];\n", id);
+    ir_type *in_t = graph_elem(smap->u.call.args[1]->type), *out_t = graph_elem(smap->type);
+    if (!pl || pl->nstages == 0) {
+        buf_printf(b, "    p%d_in -> p%d_out [label=\"", id, id);
+        graph_type(b, in_t);
+        buf_printf(b, "\"];\n  }\n");
+        return;
+    }
+    for (int s = 0; s < pl->nstages; s++) {
+        bool serial = pl->stages[s].serial;
+        buf_printf(b, "    p%d_s%d [label=\"", id, s);
+        buf name = BUF_INIT;
+        flow_stage_describe(g->fi, pl, s, &name);
+        char *text = buf_take(&name);
+        graph_quote(b, text ? text : "?");
+        free(text);
+        buf_printf(b, "\\n%s%s · line %d\", shape=%s, fillcolor=\"%s\"%s];\n",
+                   flow_stage_kind(g->fi, pl, s), flow_stage_guarded(pl, s) ? ", branch" : "",
+                   flow_stage_line(pl, s), serial ? "box" : "box3d", serial ? "#f4cccc" : "#d9ead3",
+                   flow_stage_guarded(pl, s) ? ", style=\"rounded,filled,dashed\"" : "");
+    }
+    ir_type *carried = in_t; /* a stage that hands on nothing new passes on what it got */
+    for (int s = 0; s <= pl->nstages; s++) {
+        if (s == 0) buf_printf(b, "    p%d_in -> p%d_s0 [label=\"", id, id);
+        else if (s == pl->nstages) buf_printf(b, "    p%d_s%d -> p%d_out [label=\"", id, s - 1, id);
+        else buf_printf(b, "    p%d_s%d -> p%d_s%d [label=\"", id, s - 1, id, s);
+        if (s == 0) graph_type(b, in_t);
+        else if (s == pl->nstages) graph_type(b, out_t);
+        else {
+            const ir_expr *o = flow_stage_output(pl, s - 1);
+            if (o && o->type) carried = o->type;
+            graph_type(b, carried);
+        }
+        buf_printf(b, "\"];\n");
+    }
+    buf_printf(b, "  }\n");
+}
+
+static const char *graph_access(const flow_info *fi, int t)
+{
+    const ir_thread *th = fi->p->threads[t];
+    if (fi->readonly[t]) return th->kind == THREAD_C && th->cdef->access == STC_PURE ? "pure" : "reads";
+    if (fi->split[t]) return "g x h";
+    return "writes";
+}
+
+/* The seed's view: types as nodes, threads as edges between them. */
+static void graph_threads(graph_ctx *g)
+{
+    const ir_program *p = g->fi->p;
+    buf *b = g->out;
+    char **types = calloc((size_t)(2 * p->nthreads + 1), sizeof *types);
+    int ntypes = 0;
+    if (!types) {
+        g->oom = true;
+        return;
+    }
+    for (int t = 0; t < p->nthreads; t++) {
+        ir_type *ends[2] = {p->threads[t]->in_type, p->threads[t]->out_type};
+        int idx[2];
+        for (int k = 0; k < 2; k++) {
+            char *s = ends[k] ? ir_type_to_string(ends[k]) : NULL;
+            if (!s) {
+                g->oom = true;
+                break;
+            }
+            idx[k] = -1;
+            for (int i = 0; i < ntypes; i++)
+                if (!strcmp(types[i], s)) idx[k] = i;
+            if (idx[k] < 0) {
+                types[ntypes] = s;
+                idx[k] = ntypes++;
+                buf_printf(b, "  t%d [label=\"", idx[k]);
+                graph_quote(b, s);
+                buf_printf(b, "\", shape=ellipse, fillcolor=\"#eeeeee\"];\n");
+            } else {
+                free(s);
+            }
+        }
+        if (g->oom) break;
+        buf_printf(b, "  t%d -> t%d [label=\"", idx[0], idx[1]);
+        graph_quote(b, p->threads[t]->name);
+        buf_printf(b, " (%s)\"];\n", graph_access(g->fi, t));
+    }
+    for (int i = 0; i < ntypes; i++) free(types[i]);
+    free(types);
+}
+
+char *stc_program_graph(const stc_program *prog, int view)
+{
+    if (!prog || (view != STC_GRAPH_STAGES && view != STC_GRAPH_THREADS)) return NULL;
+    const ir_program *p = prog->ir;
+    flow_info *fi = flow_info_new(p);
+    if (!fi) return NULL;
+    buf b = BUF_INIT;
+    graph_ctx g = {fi, &b, p->file ? p->file : "<input>", 0, false};
+    buf_printf(&b, "digraph stc {\n  rankdir=LR;\n  node [style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
+                   "  edge [fontname=\"Helvetica\", fontsize=10];\n");
+    if (view == STC_GRAPH_THREADS) graph_threads(&g);
+    else flow_each_smap(p, graph_smap, &g);
+    if (view == STC_GRAPH_STAGES && g.n == 0)
+        buf_printf(&b, "  none [label=\"no smap: nothing runs in parallel\", shape=note];\n");
+    buf_printf(&b, "}\n");
+    flow_info_free(fi);
+    char *text = buf_take(&b);
+    if (g.oom) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}

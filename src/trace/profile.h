@@ -1,0 +1,28 @@
+/* profile.h - a run's profile as the result keeps it, the speedup model,
+ * and the table `stc run --profile` prints. */
+#ifndef STC_TRACE_PROFILE_H
+#define STC_TRACE_PROFILE_H
+
+#include <stddef.h>
+
+#include "stc.h"
+
+typedef struct result_profile {
+    int workers;
+    double wall_ms;             /* the whole run (stc_run) */
+    int npipelines;
+    double *pipeline_wall_ms;   /* per pipeline: time from start to end of its runs */
+    size_t nstages;
+    stc_stage_profile *stages;  /* strings point into `strings` */
+    char **strings;             /* owned: every name, kind and smap string */
+    size_t nstrings;
+} result_profile;
+
+void profile_free(result_profile *pf); /* NULL is a no-op */
+/* Predicted speedup on `workers` over 1 worker (see stc.h). */
+double profile_predict(const result_profile *pf, int workers);
+/* Predicted wall time in ms on `workers`. */
+double profile_predict_ms(const result_profile *pf, int workers);
+char *profile_format(const result_profile *pf);
+
+#endif

@@ -1,0 +1,209 @@
+/* test_observe.c - graph export, trace files and profiles through the
+ * public API: the DOT names every stage, the trace is valid JSON with a
+ * track per worker and a slice per stage, the profile's items add up. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "stc.h"
+#include "test.h"
+
+static const char *observe_src =
+    "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\n"
+    "fun rd(x, s) = (x * s, s)\n"
+    "fun count(x, n) = (x, n + 1)\n"
+    "thread a = acc init 0\nthread r = rd init 3\nthread hi = count init 0\nthread lo = count init 0\n"
+    "thread z = acc init 1\n"
+    "main = smap(fn x => let y = r(a(x)) in z(if y % 2 == 0 then hi(y) else lo(y)), range(0, 300))\n";
+
+static stc_program *observe_compile(stc_env *env, const char *src)
+{
+    stc_program *prog = NULL;
+    stc_diags *d = NULL;
+    if (stc_compile(env, src, strlen(src), "obs.stc", &prog, &d) != 0) {
+        char *m = stc_diags_format(d);
+        test_fail(__FILE__, __LINE__, "compile failed: %s", m ? m : "?");
+        free(m);
+        stc_diags_free(d);
+    }
+    return prog;
+}
+
+TEST(observe_graph_names_every_stage)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = observe_compile(env, observe_src);
+    if (prog) {
+        char *dot = stc_program_graph(prog, STC_GRAPH_STAGES);
+        CHECK_CONTAINS(dot, "digraph stc {");
+        CHECK_CONTAINS(dot, "smap at obs.stc:9:8");
+        CHECK_CONTAINS(dot, "label=\"a\\nserial · line 9\"");
+        CHECK_CONTAINS(dot, "replicated");           /* r is read-only */
+        CHECK_CONTAINS(dot, "replicated, split");    /* the if */
+        CHECK_CONTAINS(dot, "state fold (g x h), branch");
+        CHECK_CONTAINS(dot, "-> p0_out [label=\"int\"]");
+        free(dot);
+        char *threads = stc_program_graph(prog, STC_GRAPH_THREADS);
+        CHECK_CONTAINS(threads, "[label=\"r (reads)\"]");
+        CHECK_CONTAINS(threads, "[label=\"a (writes)\"]");
+        CHECK_CONTAINS(threads, "[label=\"hi (g x h)\"]");
+        free(threads);
+        CHECK(stc_program_graph(prog, 7) == NULL);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* ---- a small JSON syntax check (objects, arrays, strings, numbers, words) ---- */
+
+static const char *json_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
+    return p;
+}
+
+static const char *json_value(const char *p, int depth);
+
+static const char *json_string(const char *p)
+{
+    if (*p++ != '"') return NULL;
+    while (*p && *p != '"') {
+        if ((unsigned char)*p < 0x20) return NULL;
+        if (*p == '\\') p++;
+        if (*p) p++;
+    }
+    return *p == '"' ? p + 1 : NULL;
+}
+
+static const char *json_value(const char *p, int depth)
+{
+    p = json_ws(p);
+    if (depth > 64) return NULL;
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        bool object = *p == '{';
+        p = json_ws(p + 1);
+        if (*p == close) return p + 1;
+        for (;;) {
+            if (object) {
+                if (!(p = json_string(json_ws(p)))) return NULL;
+                p = json_ws(p);
+                if (*p++ != ':') return NULL;
+            }
+            if (!(p = json_value(p, depth + 1))) return NULL;
+            p = json_ws(p);
+            if (*p == close) return p + 1;
+            if (*p++ != ',') return NULL;
+        }
+    }
+    if (*p == '"') return json_string(p);
+    if (!strncmp(p, "true", 4) || !strncmp(p, "null", 4)) return p + 4;
+    if (!strncmp(p, "false", 5)) return p + 5;
+    char *end;
+    strtod(p, &end);
+    return end > p ? end : NULL;
+}
+
+static bool json_valid(const char *text)
+{
+    const char *end = json_value(text, 0);
+    return end && *json_ws(end) == '\0';
+}
+
+static char *observe_read(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    if (s) s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+TEST(observe_trace_is_valid_json_with_tracks_and_slices)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = observe_compile(env, observe_src);
+    char path[] = "/tmp/stc_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    if (prog && fd >= 0) {
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 3, .queue_capacity = 2, .trace_path = path}, &res), 0);
+        stc_result_free(res);
+        char *text = observe_read(path);
+        CHECK(text && json_valid(text));
+        CHECK_CONTAINS(text, "\"traceEvents\": [");
+        for (int w = 0; w < 3; w++) {
+            char want[64];
+            snprintf(want, sizeof want, "\"tid\": %d, \"args\": {\"name\": \"worker %d", w, w);
+            CHECK_CONTAINS(text, want);
+        }
+        CHECK_CONTAINS(text, "{\"name\": \"a (line 9)\", \"cat\": \"stage\", \"ph\": \"X\"");
+        CHECK_CONTAINS(text, "{\"name\": \"hi (line 9)\"");
+        CHECK_CONTAINS(text, "{\"name\": \"z (line 9)\"");
+        free(text);
+        /* An unwritable path is an I/O error, and nothing runs. */
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2, .trace_path = "/nonexistent/dir/t.json"}, &res),
+                  STC_EIO);
+        CHECK(res == NULL);
+    }
+    unlink(path);
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+TEST(observe_profile_items_add_up)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = observe_compile(env, observe_src);
+    if (prog) {
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2, .profile = true}, &res), 0);
+        size_t n = stc_result_profile_count(res);
+        CHECK(n >= 4);
+        long long hi = -1, lo = -1, first = -1, last = -1;
+        double busy = 0;
+        for (size_t i = 0; i < n; i++) {
+            stc_stage_profile s = stc_result_profile_stage(res, i);
+            CHECK_INT(s.pipeline, 0);
+            CHECK_STR(s.smap, "obs.stc:9:8");
+            if (i == 0) first = s.items;
+            last = s.items;
+            if (!strcmp(s.name, "hi")) hi = s.items;
+            if (!strcmp(s.name, "lo")) lo = s.items;
+            CHECK(s.busy_ms >= 0 && s.batches >= 1);
+            busy += s.busy_ms;
+        }
+        CHECK_INT(first, 300);
+        CHECK_INT(last, 300);
+        CHECK(hi > 0 && lo > 0);
+        CHECK_INT(hi + lo, 300); /* every item took exactly one branch */
+        CHECK(busy > 0);
+        CHECK(stc_result_profile_wall_ms(res, -1) >= stc_result_profile_wall_ms(res, 0));
+        CHECK(stc_result_predict_speedup(res, 1) > 0.99 && stc_result_predict_speedup(res, 1) < 1.01);
+        double s2 = stc_result_predict_speedup(res, 2), s64 = stc_result_predict_speedup(res, 64);
+        CHECK(s2 >= 1.0 && s64 >= s2);
+        char *table = stc_result_profile_format(res);
+        CHECK_CONTAINS(table, "pipeline 0: smap at obs.stc:9:8");
+        CHECK_CONTAINS(table, "bottleneck: ");
+        CHECK_CONTAINS(table, "predicted speedup over 1 worker");
+        free(table);
+        stc_result_free(res);
+        /* Without opts.profile there is none. */
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2}, &res), 0);
+        CHECK_INT(stc_result_profile_count(res), 0);
+        CHECK(stc_result_profile_format(res) == NULL);
+        stc_result_free(res);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
