@@ -265,6 +265,35 @@ for sig in TERM INT; do
     code_is 130; out_empty; err_is "stc: interrupted"; end
 done
 
+# ---- observability: graph, profile, trace -------------------------------------------
+
+begin "graph: DOT of the demo's pipeline"; run graph "$SRC/examples/demo.stc"; code_is 0
+out_has "digraph stc {"; out_has "smooth\nserial · line 37"; out_has "replicated, split"; err_empty; end
+begin "graph --threads"; run graph --threads "$SRC/examples/demo.stc"; code_is 0
+out_has "[label=\"smooth (writes)\"]"; end
+begin "graph: no smap"; printf 'main = 1 + 2\n' >plain.stc; run graph plain.stc; code_is 0
+out_has "no smap: nothing runs in parallel"; end
+if command -v dot >/dev/null 2>&1; then
+    begin "graph: the DOT parses with dot"; run graph "$SRC/examples/demo.stc"
+    dot -Tsvg out >/dev/null 2>dot.err || bad "dot rejects the graph: $(cat dot.err)"; end
+    begin "graph --svg"; run graph --svg demo.svg "$SRC/examples/demo.stc"; code_is 0; out_empty
+    grep -q "<svg" demo.svg || bad "demo.svg is not SVG"; end
+fi
+begin "graph --svg without dot: exit 69"
+PATH=/nonexistent "$STC" graph --svg x.svg "$SRC/examples/demo.stc" </dev/null >out 2>err; code=$?
+code_is 69; err_has "the 'dot' program is not installed (Debian package graphviz"; end
+begin "graph: unknown option"; run graph --json "$SRC/examples/demo.stc"; usage_error "unknown option '--json' for 'graph'"; end
+begin "profile: table on stderr"; run run --workers 2 --profile pipe.stc; code_is 0
+err_has "pipeline 0: smap at pipe.stc:4:8"; err_has "bottleneck: "; err_has "predicted speedup over 1 worker"
+out_has "[11, 112, 1123,"; end
+begin "trace: a Chrome trace file"; run run --workers 2 --trace t.json pipe.stc; code_is 0
+grep -q '"traceEvents": \[' t.json || bad "no traceEvents"
+grep -q '"name": "a (line 4)", "cat": "stage", "ph": "X"' t.json || bad "no slice for stage a"
+grep -q '"name": "thread_name", "ph": "M", "pid": 1, "tid": 1' t.json || bad "no track for worker 1"
+tail -n 1 t.json | grep -q '^]}$' || bad "trace not closed"; end
+begin "trace: unwritable file"; run run --trace /nonexistent/t.json pipe.stc; code_is 74
+err_is "stc: cannot write the trace file '/nonexistent/t.json'"; end
+
 # ---- odd argv ------------------------------------------------------------------
 
 begin "long argument"; run "$(head -c 100000 /dev/zero | tr '\0' x)"; code_is 64; end
