@@ -189,13 +189,15 @@ int eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, ir_lo
 }
 
 /* Evaluates the n args of call e into a (n entries); on error releases
- * those already evaluated. */
+ * those already evaluated and sets them back to unit (a may be a frame
+ * that the caller frees as a whole). */
 static int eval_args_into(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *a)
 {
     for (int i = 0; i < e->u.call.nargs; i++) {
         int rc = eval_expr(cx, e->u.call.args[i], fr, &a[i]);
         if (rc) {
             eval_release_n(a, (size_t)i);
+            for (int k = 0; k < i; k++) a[k] = eval_unit;
             return rc;
         }
     }
