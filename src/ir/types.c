@@ -383,8 +383,9 @@ static ir_type *types_binop(types_ck *ck, ir_expr *e, int depth)
     rc = types_unify(ck, ta, tb);
     if (rc)
         return types_fail_fmt(ck, e->loc, rc,
+                              /* the result is a format string: '%' must be doubled */
                               types_fmt("operands of '%s' have different types: %%s and %%s",
-                                        ir_binop_name(op)),
+                                        op == OP_MOD ? "%%" : ir_binop_name(op)),
                               ta, tb);
     return flag == TYF_NUM ? ta : ck->t_bool;
 }

@@ -73,7 +73,12 @@ static void diags_caret(buf *b, const stc_diags *d, int line, int col)
     const char *e = p;
     while (e < end && *e != '\n' && *e != '\r') e++;
     buf_putc(b, ' ');
-    buf_put(b, p, (size_t)(e - p));
+    /* Control bytes (NUL, ESC, ...) would cut the text or reach the
+     * terminal: shown as '?', one column each so the caret still lines up. */
+    for (const char *q = p; q < e; q++) {
+        unsigned char c = (unsigned char)*q;
+        buf_putc(b, (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c);
+    }
     buf_puts(b, "\n ");
     for (int c = 1; c < col && p + c - 1 < e; c++) buf_putc(b, p[c - 1] == '\t' ? '\t' : ' ');
     buf_puts(b, "^\n");

@@ -265,6 +265,13 @@ for sig in TERM INT; do
     code_is 130; out_empty; err_is "stc: interrupted"; end
 done
 
+begin "NUL byte in a source line: every diagnostic, control bytes as '?'"
+printf 'main = \0 1\n@\n' >nul.stc; run check nul.stc; code_is 65
+err_has "nul.stc:1:8: error: unexpected character '\x00'"; err_has " main = ? 1"
+err_has "nul.stc:2:1: error: unexpected character '@'"; end
+begin "'%' in a type error message"; printf 'main = 1 %% 1.0\n' >mod.stc; run check mod.stc; code_is 65
+err_has "mod.stc:1:10: error: operands of '%' have different types: int and float"; end
+
 # ---- observability: graph, profile, trace -------------------------------------------
 
 begin "graph: DOT of the demo's pipeline"; run graph "$SRC/examples/demo.stc"; code_is 0
