@@ -279,6 +279,14 @@ void stc_cancel_free(stc_cancel *c);
 void stc_cancel_request(stc_cancel *c);  /* async-signal-safe */
 void stc_cancel_reset(stc_cancel *c);    /* before reusing it for another run */
 
+/* A pool of worker threads a host can keep across runs (each stc_run
+ * otherwise starts and stops its own).  Runs given the same pool take
+ * turns: one runs at a time, the others wait. */
+typedef struct stc_pool stc_pool;
+stc_pool *stc_pool_new(int workers); /* 1..4096 workers; NULL on failure */
+void stc_pool_free(stc_pool *p);     /* no run may be using it */
+int stc_pool_workers(const stc_pool *p);
+
 typedef struct stc_run_opts {
     int workers;          /* 0: the number of online CPUs */
     bool profile;         /* measure every pipeline stage (stc_result_profile_*) */
@@ -288,6 +296,8 @@ typedef struct stc_run_opts {
     bool reference;       /* run the reference evaluator */
     int max_batches;      /* batches in flight at most; 0: default (2 x workers + stages) */
     stc_cancel *cancel;   /* NULL: the run cannot be cancelled */
+    stc_pool *pool;       /* NULL: a pool for this run; else its workers (then
+                             `workers` must be 0 or the pool's count) */
     /* Testing aids (0: off).  perturb_seed makes workers yield and sleep at
      * random around queue operations, to shake out schedule-dependent
      * bugs; watchdog_ms makes a pipeline that runs longer than that print

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api/pool.h"
 #include "api/program.h"
 #include "api/result.h"
 #include "eval/eval.h"
@@ -21,6 +22,8 @@ static int run_default_workers(void)
     return n < 1 ? 1 : n > RUN_MAX_WORKERS ? RUN_MAX_WORKERS : (int)n;
 }
 
+static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *pool, stc_result **out);
+
 int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
 {
     if (!out) return STC_EINVAL;
@@ -30,6 +33,24 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
     if (o.workers < 0 || o.workers > RUN_MAX_WORKERS || o.queue_capacity < 0 || o.max_batches < 0 ||
         o.watchdog_ms < 0)
         return STC_EINVAL;
+    if (o.pool && !o.reference) {
+        int pw = stc_pool_workers(o.pool);
+        if (o.workers && o.workers != pw) return STC_EINVAL;
+        o.workers = pw;
+        pthread_mutex_lock(&o.pool->in_use);
+        stc_run_opts inner = o;
+        inner.pool = NULL;
+        int rc = run_with(prog, &inner, o.pool->sched, out);
+        pthread_mutex_unlock(&o.pool->in_use);
+        return rc;
+    }
+    return run_with(prog, &o, NULL, out);
+}
+
+/* stc_run on a given scheduler pool (NULL: the run makes its own). */
+static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *pool, stc_result **out)
+{
+    stc_run_opts o = *opts;
     const ir_program *p = prog->ir;
     const char **names = NULL;
     if (p->nthreads) {
@@ -50,7 +71,7 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
         }
         flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
                         .perturb_seed = o.perturb_seed, .watchdog_ms = o.watchdog_ms, .profile = o.profile,
-                        .trace = trace};
+                        .trace = trace, .pool = pool};
         rt = flow_runtime_new(p, &fo);
         if (!rt) {
             trace_close(trace);

@@ -454,11 +454,15 @@ static const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const 
 
 int flow_start_pool(flow_runtime *rt)
 {
-    if (rt->pool) return 0;
-    rt->wcx = calloc((size_t)rt->workers, sizeof *rt->wcx);
-    if (!rt->wcx) return -1;
-    for (int i = 0; i < rt->workers; i++) eval_ctx_init(&rt->wcx[i], rt->p, NULL);
-    rt->pool = sched_pool_new(rt->workers);
+    if (!rt->wcx) {
+        rt->wcx = calloc((size_t)rt->workers, sizeof *rt->wcx);
+        if (!rt->wcx) return -1;
+        for (int i = 0; i < rt->workers; i++) eval_ctx_init(&rt->wcx[i], rt->p, NULL);
+    }
+    if (!rt->pool) {
+        rt->pool = sched_pool_new(rt->workers);
+        rt->own_pool = true;
+    }
     return rt->pool ? 0 : -1;
 }
 
@@ -559,6 +563,7 @@ flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
     rt->watchdog_ms = o->watchdog_ms;
     rt->profile = o->profile;
     rt->trace = o->trace;
+    rt->pool = o->pool;
     rt->workers = workers;
     rt->capacity = queue_capacity ? queue_capacity : FLOW_DEFAULT_CAPACITY;
     rt->max_batches = max_batches;
@@ -573,7 +578,7 @@ flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
 void flow_runtime_free(flow_runtime *rt)
 {
     if (!rt) return;
-    sched_pool_free(rt->pool);
+    if (rt->own_pool) sched_pool_free(rt->pool);
     for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i]);
     free(rt->wcx);
     for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);

@@ -160,6 +160,7 @@ typedef struct flow_opts {
     int watchdog_ms;
     bool profile;          /* measure every stage (flow_runtime_profile) */
     struct trace_writer *trace; /* record stage activations and parking (NULL: off) */
+    struct sched_pool *pool;    /* the host's pool (kept), or NULL: made when needed */
 } flow_opts;
 
 /* NULL when out of memory or an option is out of range. */

@@ -34,7 +34,8 @@ struct flow_runtime {
     struct trace_writer *trace; /* NULL: no trace */
     flow_plan_prof *profs;   /* parallel to plans when profile or trace is on */
     int npipelines;          /* plans that have run, for flow_plan_prof.order */
-    sched_pool *pool;        /* made at the first parallel smap */
+    sched_pool *pool;        /* made at the first parallel smap, or the host's */
+    bool own_pool;           /* free it with the runtime */
     eval_ctx *wcx;           /* one evaluation context per worker */
     flow_plan **plans;       /* made so far (used by the main thread only) */
     int nplans, plans_cap;

@@ -2,6 +2,7 @@
  * in flight, C threads of every access mode, errors in the middle of a
  * pipeline, reruns after an error.  Every run is compared with the
  * reference evaluator's run of the same program. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,6 +292,59 @@ TEST(flow_tuple_items_as_tasks)
         "thread f = acc init 1\nthread g = acc init 2\n"
         "main = (f(boom(0) + 1), g(boom(5)), f(boom(7)))\n");
     if (prog) flow_check_modes(prog, "error: flow.stc:2:15: error: nth: index 5 out of range");
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+typedef struct flow_pool_job {
+    stc_program *prog;
+    stc_pool *pool;
+    char *out[20];
+} flow_pool_job;
+
+static void *flow_pool_thread(void *arg)
+{
+    flow_pool_job *j = arg;
+    for (int i = 0; i < 20; i++)
+        j->out[i] = flow_outcome(j->prog, (stc_run_opts){.pool = j->pool, .queue_capacity = 1 + i % 4}, NULL);
+    return NULL;
+}
+
+TEST(flow_pool_kept_across_runs_and_shared)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = flow_compile(env,
+        "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\n"
+        "thread a = acc init 0\nthread b = acc init 1\n"
+        "main = smap(fn x => b(a(x) + x), range(0, 500))\n");
+    stc_pool *pool = stc_pool_new(2);
+    CHECK(pool != NULL);
+    CHECK_INT(stc_pool_workers(pool), 2);
+    stc_pool_free(NULL);
+    CHECK(stc_pool_new(0) == NULL);
+    if (prog && pool) {
+        char *ref = flow_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        stc_run_stats st;
+        char *got = flow_outcome(prog, (stc_run_opts){.pool = pool}, &st);
+        CHECK(ref && got && !strcmp(ref, got));
+        CHECK_INT(st.workers, 2);
+        CHECK_INT(st.smaps_parallel, 1);
+        free(got);
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.pool = pool, .workers = 3}, &res), STC_EINVAL);
+        /* Two host threads share the pool: their runs take turns. */
+        flow_pool_job jobs[2] = {{prog, pool, {0}}, {prog, pool, {0}}};
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, flow_pool_thread, &jobs[i]);
+        for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+        for (int i = 0; i < 2; i++)
+            for (int k = 0; k < 20; k++) {
+                CHECK(jobs[i].out[k] && ref && !strcmp(jobs[i].out[k], ref));
+                free(jobs[i].out[k]);
+            }
+        free(ref);
+    }
+    stc_pool_free(pool);
     stc_program_free(prog);
     stc_env_free(env);
 }
