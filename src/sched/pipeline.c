@@ -190,6 +190,9 @@ static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worke
     if (job->input_done || job->source_busy || !job->free_list) return NULL;
     if (atomic_load_explicit(&job->stop_seq, memory_order_relaxed) != UINT64_MAX) {
         job->input_done = true;
+        /* If nothing is in flight the job is complete now: parked workers
+         * must hear it, or sched_run would wait for them forever. */
+        if (sched_job_done(job)) pthread_cond_broadcast(&pool->work);
         return NULL;
     }
     sched_batch *b = job->free_list;

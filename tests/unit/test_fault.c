@@ -244,3 +244,25 @@ TEST(fault_lifecycle_thousands_of_runs)
     free(bad_ref);
     stc_env_free(env);
 }
+
+/* An error at the first items, many workers, perturbed: the stop must wake
+ * every parked worker (a missed wake-up once left sched_run waiting
+ * forever; the watchdog turns such a hang into an abort with a dump). */
+TEST(fault_early_error_wakes_every_worker)
+{
+    stc_env *env = fault_env();
+    stc_program *prog = fault_compile(env, "thread t0 = failer init 1001\nthread t1 = failer init 2\n"
+                                           "main = smap(fn x => t1(t0(x) + 1), range(0, 50))\n");
+    int wrong = 0;
+    for (int i = 0; prog && i < 300 && wrong < 3; i++) {
+        char *got = fault_outcome(prog, (stc_run_opts){.workers = 8, .queue_capacity = 1, .perturb_seed = 1u + (unsigned)i,
+                                                       .watchdog_ms = 30000});
+        if (!got || !strstr(got, "failed at 0 (in thread 't0', smap item 0)")) {
+            wrong++;
+            test_fail(__FILE__, __LINE__, "run %d: %s", i, got ? got : "(null)");
+        }
+        free(got);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
