@@ -2,7 +2,7 @@
 #   make demo   configure, build and run examples/demo.stc
 #   make test   configure with -DSTC_WERROR=ON, build, run every test (ctest)
 #   make asan   the same with AddressSanitizer + UBSan, in build-asan/
-#   make tsan   the concurrent tests (unit, lang_workers) with ThreadSanitizer, in build-tsan/
+#   make tsan   the same with ThreadSanitizer (halt on the first report), in build-tsan/
 #   make clean  remove the build directories
 
 BUILD ?= build
@@ -30,12 +30,11 @@ asan:
 	$(CMAKE) --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && $(CTEST) --output-on-failure -j $(JOBS)
 
-# TSan reports races as failures (no suppressions); cli/install/embed test
-# nothing concurrent that the two suites above do not.
+# TSan reports races as failures (no suppressions).
 tsan:
 	$(CMAKE) -S . -B $(TSAN_BUILD) -DSTC_WERROR=ON -DCMAKE_BUILD_TYPE=Debug -DSTC_SANITIZE=thread
 	$(CMAKE) --build $(TSAN_BUILD) -j $(JOBS)
-	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 $(CTEST) --output-on-failure -j $(JOBS) -R '^(unit|lang_workers)$$'
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1 $(CTEST) --output-on-failure -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(TSAN_BUILD)
