@@ -106,6 +106,24 @@ static void flow_children(flow_cc *c, ir_expr *const *kids, int n, int guard, in
     }
 }
 
+/* Cuts node e: its n children kids go to steps of their own (see
+ * flow_children); *copy is a copy of e for the caller to point at refs. */
+static int flow_cut(flow_cc *c, const ir_expr *e, ir_expr *const *kids, int n, int guard, int depth, bool in_place,
+                    int **slots, ir_expr ***refs, ir_expr **copy)
+{
+    arena *mem = c->fi->mem;
+    *slots = arena_alloc(mem, (size_t)(n + 1) * sizeof **slots);
+    *refs = arena_alloc(mem, (size_t)(n + 1) * sizeof **refs);
+    *copy = arena_alloc(mem, sizeof **copy);
+    if (!*slots || !*refs || !*copy) {
+        c->oom = true;
+        return -1;
+    }
+    **copy = *e;
+    flow_children(c, kids, n, guard, depth + 1, *slots, *refs, in_place);
+    return c->oom ? -1 : 0;
+}
+
 /* A g x h thread call with its inputs in slots: output step, state step. */
 static void flow_split_call(flow_cc *c, const ir_expr *call, const int *args, int nargs, int dst, int guard,
                             int depth)
@@ -132,7 +150,6 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         flow_emit(c, FS_EVAL, e, dst, guard, depth, w);
         return 0;
     }
-    arena *mem = fi->mem;
     switch (e->kind) {
     case IR_LET: {
         ir_var *v = e->u.let.nbinders > 0 ? e->u.let.binders[0] : NULL;
@@ -177,19 +194,13 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         bool leaves = true;
         for (int i = 0; i < n; i++) leaves &= flow_is_leaf(e->u.call.args[i]);
         if (leaves && !split) break; /* the call itself is the step */
-        int *slots = arena_alloc(mem, (size_t)(n + 1) * sizeof *slots);
-        ir_expr **refs = arena_alloc(mem, (size_t)(n + 1) * sizeof *refs);
-        ir_expr *copy = arena_alloc(mem, sizeof *copy);
-        if (!slots || !refs || !copy) {
-            c->oom = true;
-            return -1;
-        }
-        flow_children(c, e->u.call.args, n, guard, depth + 1, slots, refs, !split);
+        int *slots;
+        ir_expr **refs, *copy;
+        if (flow_cut(c, e, e->u.call.args, n, guard, depth, !split, &slots, &refs, &copy) != 0) return -1;
         if (split) {
             flow_split_call(c, e, slots, n, dst, guard, depth);
             return 0;
         }
-        *copy = *e;
         copy->u.call.args = refs;
         /* What the call itself writes, its arguments being done. */
         flow_emit(c, FS_EVAL, copy, dst, guard, depth, flow_expr_set(fi, copy));
@@ -205,15 +216,9 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         bool agg = e->kind == IR_TUPLE || e->kind == IR_LIST;
         int n = agg ? e->u.agg.nitems : e->kind == IR_BINOP ? 2 : 1;
         ir_expr *kids[2] = {e->a, e->b};
-        int *slots = arena_alloc(mem, (size_t)(n + 1) * sizeof *slots);
-        ir_expr **refs = arena_alloc(mem, (size_t)(n + 1) * sizeof *refs);
-        ir_expr *copy = arena_alloc(mem, sizeof *copy);
-        if (!slots || !refs || !copy) {
-            c->oom = true;
-            return -1;
-        }
-        flow_children(c, agg ? e->u.agg.items : kids, n, guard, depth + 1, slots, refs, true);
-        *copy = *e;
+        int *slots;
+        ir_expr **refs, *copy;
+        if (flow_cut(c, e, agg ? e->u.agg.items : kids, n, guard, depth, true, &slots, &refs, &copy) != 0) return -1;
         if (agg) copy->u.agg.items = refs;
         else {
             copy->a = refs[0];
