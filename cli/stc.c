@@ -348,15 +348,24 @@ static int cli_main(int argc, char **argv)
 
     stc_env *env = NULL;
     stc_program *prog = NULL;
+    /* Start the workers before compiling: a new thread often begins on the
+     * creating thread's core, and the kernel needs a few milliseconds to
+     * move it; compiling covers that instead of the program's first smap.
+     * If the pool cannot be made, the run makes its own. */
+    stc_pool *pool = NULL;
+    if (a.cmd == CLI_CMD_RUN && !a.reference && !a.verify) {
+        long n = a.workers ? a.workers : sysconf(_SC_NPROCESSORS_ONLN);
+        if (n > 1) pool = stc_pool_new((int)(n > CLI_MAX_WORKERS ? CLI_MAX_WORKERS : n));
+    }
     int code = cli_compile(a.file, &env, &prog);
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_GRAPH) code = cli_graph(prog, &a);
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN) {
         if (a.verify) {
             code = cli_verify(prog, &a);
         } else {
-            stc_run_opts opts = {.workers = a.workers, .queue_capacity = a.queue_capacity,
+            stc_run_opts opts = {.workers = pool ? 0 : a.workers, .queue_capacity = a.queue_capacity,
                                  .reference = a.reference, .cancel = stc_cancel_new(),
-                                 .profile = a.profile, .trace_path = a.trace};
+                                 .profile = a.profile, .trace_path = a.trace, .pool = pool};
             stc_result *res = NULL;
             cli_catch_signals(opts.cancel);
             int rc = stc_run(prog, &opts, &res);
@@ -389,6 +398,7 @@ static int cli_main(int argc, char **argv)
     }
     stc_program_free(prog);
     stc_env_free(env);
+    stc_pool_free(pool);
     return code;
 }
 
