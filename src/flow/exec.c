@@ -493,7 +493,7 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
         return EVAL_SMAP_DECLINED;
     }
     bool *serial = malloc((size_t)pl->nstages * sizeof *serial);
-    stc_value result = val_seq_alloc(STC_T_LIST, n);
+    stc_value result = val_seq_alloc_unfilled(STC_T_LIST, n); /* release fills every item on success */
     if (!serial || result.tag == STC_T_INVALID || flow_start_pool(rt) != 0) {
         free(serial);
         stc_value_release(result);

@@ -30,6 +30,19 @@ stc_value val_str_alloc(size_t len)
     return (stc_value){.tag = STC_T_STR, .as.obj = &o->hdr};
 }
 
+stc_value val_seq_alloc_unfilled(stc_tag tag, size_t n)
+{
+    if (n > (SIZE_MAX - sizeof(val_seq)) / sizeof(stc_value)) return val_invalid;
+    /* calloc: large blocks come as fresh zero pages, with no pass to fill
+     * them; all-zero bytes are STC_T_INVALID items, which release ignores. */
+    val_seq *o = calloc(1, sizeof(val_seq) + n * sizeof(stc_value));
+    if (!o) return val_invalid;
+    atomic_init(&o->hdr.refs, 1);
+    o->hdr.tag = tag;
+    o->n = n;
+    return (stc_value){.tag = tag, .as.obj = &o->hdr};
+}
+
 stc_value stc_value_new_str(const char *s, size_t len)
 {
     stc_value v = val_str_alloc(len);

@@ -51,6 +51,9 @@ typedef struct val_func { /* a closure: code is an ir_fun*, opaque here */
 /* An uninitialised list/tuple of n items to be filled by the caller before
  * it is shared (items start as unit). INVALID when out of memory. */
 stc_value val_seq_alloc(stc_tag tag, size_t n);
+/* The same with INVALID items, for a producer that fills every item before
+ * the sequence is seen (releasing it unfilled is safe). */
+stc_value val_seq_alloc_unfilled(stc_tag tag, size_t n);
 static inline stc_value *val_seq_items(stc_value v) { return ((val_seq *)v.as.obj)->items; }
 static inline size_t val_seq_len(stc_value v) { return ((val_seq *)v.as.obj)->n; }
 static inline val_str *val_as_str(stc_value v) { return (val_str *)v.as.obj; }
