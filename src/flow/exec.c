@@ -130,6 +130,15 @@ static int flow_call_c(eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_val
     struct stc_ctx ccx = {.def = th->cdef};
     stc_value v = stc_value_unit();
     int code = th->cdef->fn(cx->states[s->thread].cstate, &fr->slots[s->args[0]], &v, &ccx);
+    /* The common case, a scalar of the declared type, without the general
+     * type walk; anything else takes the full path. */
+    const ir_type *t = th->out_type ? ir_type_resolve(th->out_type) : NULL;
+    if (code >= 0 && t && !ccx.message &&
+        ((t->kind == TY_INT && v.tag == STC_T_INT) || (t->kind == TY_FLOAT && v.tag == STC_T_FLOAT) ||
+         (t->kind == TY_BOOL && v.tag == STC_T_BOOL))) {
+        *out = v;
+        return 0;
+    }
     return flow_c_result(cx, th, s->e->u.call.callee_loc, code, &ccx, v, out);
 }
 
@@ -290,7 +299,7 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
         eval_frame fr = {slots, pl->fn};
         cx->item = (long long)(b->first + (size_t)i);
         cx->thread = job->thread;
-        int rc = eval_check_cancel(cx, job->loc);
+        int rc = cx->cancel ? eval_check_cancel(cx, job->loc) : 0;
         if (rc == 0 && !b->loaded) rc = flow_load(job, cx, slots);
         bool ran = false;
         for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
