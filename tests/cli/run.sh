@@ -298,6 +298,15 @@ grep -q '"traceEvents": \[' t.json || bad "no traceEvents"
 grep -q '"name": "a (line 4)", "cat": "stage", "ph": "X"' t.json || bad "no slice for stage a"
 grep -q '"name": "thread_name", "ph": "M", "pid": 1, "tid": 1' t.json || bad "no track for worker 1"
 tail -n 1 t.json | grep -q '^]}$' || bad "trace not closed"; end
+for prog in "$SRC"/examples/*.stc "$SRC"/bench/paper/*.stc; do
+    begin "graph, profile and trace work on $(basename "$prog")"
+    run graph "$prog"; code_is 0; out_has "digraph stc {"
+    if command -v dot >/dev/null 2>&1; then dot -Tsvg out >/dev/null 2>&1 || bad "dot rejects its graph"; fi
+    run run --workers 2 --profile --trace every.json "$prog"; code_is 0
+    err_has "predicted speedup over 1 worker"
+    tail -n 1 every.json | grep -q '^]}$' || bad "trace not closed"
+    end
+done
 begin "trace: unwritable file"; run run --trace /nonexistent/t.json pipe.stc; code_is 74
 err_is "stc: cannot write the trace file '/nonexistent/t.json'"; end
 
