@@ -1,7 +1,8 @@
 /* args.c - parsing the `stc` command line.
  *
  *   stc run [--json] [--workers N] [--reference] [--verify] [--stats]
- *           [--profile] [--trace OUT.json] [--queue-capacity N] FILE
+ *           [--profile] [--trace OUT.json] [--queue-capacity N]
+ *           [--input IN]... [--quiet] FILE
  *   stc graph [--threads] [--svg OUT.svg] FILE
  *   stc check FILE
  *   stc help | --help | -h
@@ -134,6 +135,17 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
         } else if (graph && args_is(arg, "--svg")) {
             if (!(out->svg = args_value(argc, argv, &i, "--svg")) || !*out->svg)
                 return args_fail(err, errlen, "option '--svg' needs a file name");
+        } else if (run && args_is(arg, "--input")) {
+            const char *v = args_value(argc, argv, &i, "--input");
+            if (!v || !*v) return args_fail(err, errlen, "option '--input' needs a file name (- for standard input)");
+            if (out->ninputs == CLI_MAX_INPUTS)
+                return args_fail(err, errlen, "at most %d '--input' options", CLI_MAX_INPUTS);
+            for (int k = 0; k < out->ninputs; k++)
+                if (!strcmp(v, "-") && !strcmp(out->inputs[k], "-"))
+                    return args_fail(err, errlen, "standard input can be read only once ('--input -' twice)");
+            out->inputs[out->ninputs++] = v;
+        } else if (run && args_is(arg, "--quiet")) {
+            rc = args_flag(arg, "--quiet", &out->quiet, err, errlen);
         } else if (run && args_is(arg, "--stats")) {
             rc = args_flag(arg, "--stats", &out->stats, err, errlen);
         } else if (run && args_is(arg, "--verify")) {
@@ -151,6 +163,9 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
         if (rc) return rc;
     }
     if (!out->file) return args_fail(err, errlen, "'%s' needs a FILE (use - for standard input)", cmd);
+    for (int k = 0; k < out->ninputs; k++)
+        if (!strcmp(out->file, "-") && !strcmp(out->inputs[k], "-"))
+            return args_fail(err, errlen, "the program is read from standard input, so its input cannot be");
     if (run && !have_qc && env_queue_capacity && *env_queue_capacity &&
         args_number("STC_QUEUE_CAPACITY", env_queue_capacity, 1, CLI_MAX_QUEUE_CAPACITY,
                     &out->queue_capacity, err, errlen))

@@ -20,6 +20,7 @@ enum {
 
 #define CLI_MAX_WORKERS 4096
 #define CLI_MAX_QUEUE_CAPACITY (1 << 24)
+#define CLI_MAX_INPUTS 64
 
 typedef enum cli_cmd {
     CLI_CMD_RUN,
@@ -42,6 +43,9 @@ typedef struct cli_args {
     int workers;        /* 0: the library default (online CPUs) */
     int queue_capacity; /* 0: the library default */
     const char *file;   /* "-" for standard input */
+    const char *inputs[CLI_MAX_INPUTS]; /* run: --input files of a stream program ("-": stdin) */
+    int ninputs;
+    bool quiet;         /* run: no progress line */
 } cli_args;
 
 /* Parses argv (argv[0] is skipped). env_queue_capacity is the value of

@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "stc.h"
+#include "cli.h"
 
 static const char cli_help[] =
     "usage: stc run [--json] [--workers N] [--reference] [--verify] [--stats]\n"
-    "               [--profile] [--trace OUT.json] [--queue-capacity N] FILE.stc\n"
+    "               [--profile] [--trace OUT.json] [--queue-capacity N]\n"
+    "               [--input IN]... [--quiet] FILE.stc\n"
     "       stc check FILE.stc\n"
     "       stc graph [--threads] [--svg OUT.svg] FILE.stc\n"
     "       stc help | --help\n"
@@ -46,6 +46,10 @@ static const char cli_help[] =
     "                      one track per worker, a slice per stage activation\n"
     "  --queue-capacity N  items per batch between stages at most, N >= 1\n"
     "                      (default: $STC_QUEUE_CAPACITY, else the library's default)\n"
+    "  --input IN          a stream program's input (default: standard input); given\n"
+    "                      several times, the inputs are merged and each line\n"
+    "                      arrives as (INDEX, LINE), INDEX counting --input from 0\n"
+    "  --quiet             no progress line (shown on stderr when it is a terminal)\n"
     "\n"
     "Options of graph:\n"
     "  --threads           the threads as edges between their input and output types\n"
@@ -54,6 +58,10 @@ static const char cli_help[] =
     "Output of run (without --json): the value of main in STCLang syntax on the\n"
     "first line, then one line `NAME = VALUE` per thread with its final state,\n"
     "in declaration order.  Errors go to stderr as FILE:LINE:COL: error: MESSAGE.\n"
+    "A stream program, `fun main(lines) = ...`, gets the input's lines as a list\n"
+    "of str; when main's value is a list, its items are written one per line as\n"
+    "they complete (str items as they are, --json: one JSON value per line), then\n"
+    "the final states (--json: one line {\"states\": {...}}).\n"
     "\n"
     "Exit codes:\n"
     "  0   success\n"
@@ -105,7 +113,7 @@ static int cli_read_file(const char *path, char **data, size_t *len)
     return 0;
 }
 
-static int cli_oom(void)
+int cli_oom(void)
 {
     fprintf(stderr, "stc: out of memory\n");
     return CLI_EXIT_OSERR;
@@ -150,7 +158,6 @@ static int cli_compile(const char *path, stc_env **env, stc_program **prog)
     return CLI_EXIT_OSERR;
 }
 
-/* Prints the error of a failed run; returns the exit code. */
 /* Ctrl-C (SIGINT) or SIGTERM during a run cancels it: the workers stop at
  * the next item, everything is freed, and stc exits 130.  The handler
  * needs the flag in a static: the one piece of global state of the
@@ -163,7 +170,7 @@ static void cli_on_signal(int sig)
     stc_cancel_request(cli_cancel);
 }
 
-static void cli_catch_signals(stc_cancel *c)
+void cli_catch_signals(stc_cancel *c)
 {
     cli_cancel = c;
     struct sigaction sa;
@@ -174,7 +181,7 @@ static void cli_catch_signals(stc_cancel *c)
     sigaction(SIGTERM, &sa, NULL);
 }
 
-static int cli_report_failure(int rc, const stc_result *res)
+int cli_report_failure(int rc, const stc_result *res)
 {
     stc_error_info info = res ? stc_result_error(res) : (stc_error_info){0};
     if (rc == STC_ECANCELED || info.code == STC_ECANCELED) {
@@ -225,7 +232,7 @@ static int cli_print_result(const stc_result *res, bool json)
 
 /* The outcome of a run for --verify: its JSON line or "error: ..." text.
  * NULL when out of memory. */
-static char *cli_outcome(int rc, const stc_result *res)
+char *cli_outcome(int rc, const stc_result *res)
 {
     if (rc == 0 && res) return stc_result_to_json(res);
     char *err = res && stc_result_error(res).message ? stc_result_error_format(res) : NULL;
@@ -325,6 +332,26 @@ static int cli_graph(stc_program *prog, const cli_args *a)
     return code;
 }
 
+void cli_after_run(const stc_result *res, const cli_args *a)
+{
+    if (a->profile && res) {
+        char *table = stc_result_profile_format(res);
+        fflush(stdout);
+        if (table) fputs(table, stderr);
+        else if (a->reference) fputs("stc: --profile measures the parallel runtime, not --reference\n", stderr);
+        free(table);
+    }
+    if (a->stats && res) {
+        stc_run_stats st = stc_result_stats(res);
+        fflush(stdout);
+        fprintf(stderr,
+                "stats: workers %d, pipelines %lld, sequential smaps %lld, items %lld, "
+                "peak in flight %lld (bound %lld), tuple tasks %lld\n",
+                st.workers, st.smaps_parallel, st.smaps_sequential, st.items, st.peak_in_flight,
+                st.max_in_flight, st.task_groups);
+    }
+}
+
 static int cli_usage(const char *msg)
 {
     fprintf(stderr, "stc: %s\nRun 'stc --help' for usage.\n", msg);
@@ -359,7 +386,12 @@ static int cli_main(int argc, char **argv)
     }
     int code = cli_compile(a.file, &env, &prog);
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_GRAPH) code = cli_graph(prog, &a);
-    if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN) {
+    if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN && stc_program_takes_input(prog)) {
+        code = cli_run_stream(prog, &a, pool);
+    } else if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN && a.ninputs) {
+        fprintf(stderr, "stc: --input: main takes no input (declare it as `fun main(lines) = ...`)\n");
+        code = CLI_EXIT_USAGE;
+    } else if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN) {
         if (a.verify) {
             code = cli_verify(prog, &a);
         } else {
@@ -377,22 +409,7 @@ static int cli_main(int argc, char **argv)
             } else {
                 code = rc == 0 && res ? cli_print_result(res, a.json) : cli_report_failure(rc, res);
             }
-            if (a.profile && res) {
-                char *table = stc_result_profile_format(res);
-                fflush(stdout);
-                if (table) fputs(table, stderr);
-                else if (a.reference) fputs("stc: --profile measures the parallel runtime, not --reference\n", stderr);
-                free(table);
-            }
-            if (a.stats && res) {
-                stc_run_stats st = stc_result_stats(res);
-                fflush(stdout);
-                fprintf(stderr,
-                        "stats: workers %d, pipelines %lld, sequential smaps %lld, items %lld, "
-                        "peak in flight %lld (bound %lld), tuple tasks %lld\n",
-                        st.workers, st.smaps_parallel, st.smaps_sequential, st.items, st.peak_in_flight,
-                        st.max_in_flight, st.task_groups);
-            }
+            cli_after_run(res, &a);
             stc_result_free(res);
         }
     }

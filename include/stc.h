@@ -108,12 +108,19 @@ stc_value stc_value_at(stc_value v, size_t i);        /* borrowed item of list/t
 stc_value stc_value_payload(stc_value v);             /* borrowed payload of inl/inr */
 void *stc_value_user(stc_value v);                    /* pointer of a user object, else NULL */
 
-/* Structural equality (floats compare with ==, so NaN != NaN). */
+/* Structural equality (floats compare with ==, so NaN != NaN, even for a
+ * value compared with itself).  Time linear in the objects of a and b, not
+ * in their unshared size: a list holding one sublist twice, nested 40 deep,
+ * compares in 40 steps, not 2^40. */
 bool stc_value_equal(stc_value a, stc_value b);
 
 /* Printing. Returns a malloc'd NUL-terminated string the caller frees with
- * free(), or NULL on allocation failure.  Text is STCLang syntax ("[1, 2]",
- * "(1, 2.5)", "inl \"a\""), JSON follows the `stc run --json` mapping. */
+ * free(), or NULL on failure: errno is ENOMEM when memory ran out, E2BIG
+ * when the text would be longer than 1 GiB (shared subvalues print once per
+ * use, so a small value can have a huge text: the 40-deep list above has
+ * 2^40 leaves; such a value fails at once, without printing).  Text is
+ * STCLang syntax ("[1, 2]", "(1, 2.5)", "inl \"a\""), JSON follows the
+ * `stc run --json` mapping; stc_result_to_json has the same limit. */
 char *stc_value_to_text(stc_value v);
 char *stc_value_to_json(stc_value v);
 
@@ -315,11 +322,74 @@ typedef struct stc_result stc_result;
  * stc_result_free. opts may be NULL for the defaults. */
 int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out);
 
+/* ---- Streams ---------------------------------------------------------------
+ * A program whose main takes a parameter, `fun main(xs) = ...`, is a stream
+ * program: xs is its input, a list whose items a C source produces one at
+ * a time.  When main is `smap(F, xs)` with xs used nowhere else, the run
+ * streams: items are read as the pipeline has room for them and results
+ * go to the sink in input order as they complete, so memory stays bounded
+ * by the queue capacity and the in-flight bound, whatever the stream's
+ * length.  Any other main first reads the whole input into the list.
+ * Either way, when main's value is a list its items go to the sink in
+ * order and stc_result_value() is unit; otherwise the sink is not called
+ * and the value is main's.  The reference evaluator reads one item, runs
+ * it through the whole body, delivers its result, then reads the next;
+ * the parallel runtime reads ahead but reports the same results and the
+ * same error: a failing source or sink stops the run like a failing
+ * thread, and the error is that of the earliest item. */
+
+/* Stores the next item in *item (the runtime takes the reference) and
+ * returns 1, returns 0 at the end of the stream, or returns a negative
+ * code (after stc_ctx_error() for a message) to fail the run.
+ * STC_STREAM_AGAIN means "no item yet, the stream goes on" (merged
+ * sources use it; a plain source may simply block). */
+typedef int (*stc_source_fn)(void *ud, stc_value *item, stc_ctx *cx);
+#define STC_STREAM_AGAIN 2
+/* Receives result `index` (borrowed: retain it to keep it). Returns 0, or
+ * a negative code (after stc_ctx_error()) to fail the run. */
+typedef int (*stc_sink_fn)(void *ud, long long index, stc_value item, stc_ctx *cx);
+
+typedef struct stc_stream {
+    stc_source_fn source; /* NULL: an empty input */
+    void *source_ud;
+    stc_sink_fn sink;     /* NULL: list results are dropped */
+    void *sink_ud;
+} stc_stream;
+/* The source and the sink are each called by one thread at a time, in
+ * stream order (not always the same thread).  Items must have the type
+ * main's parameter has in the program (e.g. str for `words(l)`). */
+
+/* stc_run with main's input taken from io->source and its results sent
+ * to io->sink.  A main without a parameter runs as with stc_run. */
+int stc_run_stream(stc_program *prog, const stc_run_opts *opts, const stc_stream *io, stc_result **out);
+/* Whether main takes an input stream (`fun main(xs)`). */
+bool stc_program_takes_input(const stc_program *prog);
+/* After a stream program's run (also a failed one): whether main's value
+ * was a list that went to the sink, and how many input items were read. */
+bool stc_result_streamed(const stc_result *r);
+long long stc_result_input_items(const stc_result *r);
+
+/* Signals: n sources merged into one event stream whose items are
+ * (i, item) tuples, i the index of the source the item came from.  The
+ * merge takes one item from each source in turn, skipping sources that
+ * say STC_STREAM_AGAIN or have ended; when every open source says AGAIN it
+ * calls wait(wait_ud) (NULL: sleeps 100 us) and tries again.  The merged
+ * stream ends when every source has; a failing source fails it.  So the
+ * order is deterministic for sources that never say AGAIN, and otherwise
+ * the order of arrival; the run is deterministic for a given merged order.
+ * Use stc_merge_source as the source with the merge as its ud. */
+typedef struct stc_merge stc_merge;
+stc_merge *stc_merge_new(size_t n, const stc_source_fn *sources, void *const *uds,
+                         void (*wait)(void *wait_ud), void *wait_ud);
+void stc_merge_free(stc_merge *m);
+int stc_merge_source(void *merge, stc_value *item, stc_ctx *cx);
+
 stc_value stc_result_value(const stc_result *r);  /* borrowed; INVALID after an error */
 size_t stc_result_state_count(const stc_result *r);
 const char *stc_result_state_name(const stc_result *r, size_t i);
 stc_value stc_result_state(const stc_result *r, size_t i); /* borrowed */
-/* The whole result as the `stc run --json` line (malloc'd, no newline). */
+/* The whole result as the `stc run --json` line (malloc'd, no newline);
+ * NULL like stc_value_to_json (errno ENOMEM, or E2BIG beyond 1 GiB). */
 char *stc_result_to_json(const stc_result *r);
 
 /* The runtime error, if the run failed: NULL message when it did not. */

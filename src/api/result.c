@@ -148,3 +148,7 @@ double stc_result_predict_speedup(const stc_result *r, int workers)
 }
 
 char *stc_result_profile_format(const stc_result *r) { return r ? profile_format(r->profile) : NULL; }
+
+bool stc_result_streamed(const stc_result *r) { return r && r->to_sink; }
+
+long long stc_result_input_items(const stc_result *r) { return r ? r->input_items : 0; }

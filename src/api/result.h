@@ -15,6 +15,8 @@ struct stc_result {
     stc_error_info err;
     char *owned_message;  /* err.message when allocated; NULL when static */
     stc_run_stats stats;  /* the parallel runtime's counters */
+    bool to_sink;         /* a stream program's list result went to the sink */
+    long long input_items; /* a stream program's input items read */
     struct result_profile *profile; /* opts.profile runs only (src/trace/profile.h) */
 };
 

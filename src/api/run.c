@@ -22,9 +22,17 @@ static int run_default_workers(void)
     return n < 1 ? 1 : n > RUN_MAX_WORKERS ? RUN_MAX_WORKERS : (int)n;
 }
 
-static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *pool, stc_result **out);
+static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *pool, const stc_stream *io,
+                    stc_result **out);
 
 int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
+{
+    return stc_run_stream(prog, opts, NULL, out);
+}
+
+bool stc_program_takes_input(const stc_program *prog) { return prog && prog->ir->main_param; }
+
+int stc_run_stream(stc_program *prog, const stc_run_opts *opts, const stc_stream *io, stc_result **out)
 {
     if (!out) return STC_EINVAL;
     *out = NULL;
@@ -40,15 +48,16 @@ int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
         pthread_mutex_lock(&o.pool->in_use);
         stc_run_opts inner = o;
         inner.pool = NULL;
-        int rc = run_with(prog, &inner, o.pool->sched, out);
+        int rc = run_with(prog, &inner, o.pool->sched, io, out);
         pthread_mutex_unlock(&o.pool->in_use);
         return rc;
     }
-    return run_with(prog, &o, NULL, out);
+    return run_with(prog, &o, NULL, io, out);
 }
 
 /* stc_run on a given scheduler pool (NULL: the run makes its own). */
-static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *pool, stc_result **out)
+static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *pool, const stc_stream *io,
+                    stc_result **out)
 {
     stc_run_opts o = *opts;
     const ir_program *p = prog->ir;
@@ -82,7 +91,7 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *poo
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = eval_run_hooked(p, res, rt ? flow_runtime_hook(rt) : NULL, o.cancel);
+    int rc = eval_run_hooked(p, res, rt ? flow_runtime_hook(rt) : NULL, o.cancel, io);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rt && o.profile) {
         double wall = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;

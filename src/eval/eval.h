@@ -16,9 +16,10 @@
 struct eval_smap_hook;
 int eval_run(const ir_program *p, stc_result *res);
 /* The same, with every smap that main's evaluation reaches offered to hook
- * first (the parallel runtime; see eval_internal.h), and stopping with
- * STC_ECANCELED when cancel (may be NULL) is raised. */
+ * first (the parallel runtime; see eval_internal.h), stopping with
+ * STC_ECANCELED when cancel (may be NULL) is raised, and a main that takes
+ * an input reading it from io (NULL: empty; see stc_run_stream). */
 int eval_run_hooked(const ir_program *p, stc_result *res, const struct eval_smap_hook *hook,
-                    const stc_cancel *cancel);
+                    const stc_cancel *cancel, const stc_stream *io);
 
 #endif

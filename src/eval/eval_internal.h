@@ -83,9 +83,21 @@ typedef struct eval_items {
     int64_t start;
     size_t n;
 } eval_items;
+/* A stream program's input and output (stc_run_stream; stream.c). */
+typedef struct eval_stream {
+    const stc_stream *io;
+    ir_type *item_type;   /* the type of main's input items */
+    ir_loc in_loc;        /* main's parameter: where input errors are reported */
+    ir_loc out_loc;       /* main: where output errors are reported */
+} eval_stream;
 typedef struct eval_smap_hook {
     int (*run)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
                const eval_items *xs, stc_value *out);
+    /* Optional: the streamed smap e of main over the input stream s: pull
+     * items with eval_stream_pull, deliver results with eval_stream_push;
+     * *count is the items read.  Same returns as run. */
+    int (*stream)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
+                  const eval_stream *s, long long *count);
     /* Optional: offered every tuple expression e (in frame fr) the hooked
      * context evaluates, to run its items as parallel tasks; same returns. */
     int (*tuple)(void *ud, struct eval_ctx *cx, const ir_expr *e, struct eval_frame *fr, stc_value *out);
@@ -192,6 +204,21 @@ int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value
 int eval_states_init(eval_ctx *cx, eval_tstate **out);
 int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out);
 void eval_states_free(const ir_program *p, eval_tstate *st);
+
+/* Streams (stream.c).  eval_stream_pull reads input item `index`: 1 with
+ * the item in *item (owned), 0 at the end, or a negative code with the
+ * error recorded in cx (a failing source, an item of the wrong type, a
+ * cancel while the source waits).  eval_stream_push hands result `index`
+ * (borrowed) to the sink: 0 or a negative code with the error recorded. */
+int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_value *item);
+int eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_value v);
+/* main's streamed smap: main is `smap(F, xs)` with xs its parameter and F
+ * not mentioning xs; else NULL. */
+const ir_expr *eval_stream_smap(const ir_program *p);
+/* Evaluates a main that takes an input (p->main_param) with input and
+ * output from io (NULL: empty input, no sink); *out is main's value, or
+ * unit when a list went to the sink (*to_sink set); *count the items read. */
+int eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink);
 
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */

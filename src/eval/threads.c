@@ -313,9 +313,10 @@ static int eval_main(eval_ctx *cx, stc_value *out)
     return rc;
 }
 
-int eval_run(const ir_program *p, stc_result *res) { return eval_run_hooked(p, res, NULL, NULL); }
+int eval_run(const ir_program *p, stc_result *res) { return eval_run_hooked(p, res, NULL, NULL, NULL); }
 
-int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *hook, const stc_cancel *cancel)
+int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *hook, const stc_cancel *cancel,
+                    const stc_stream *io)
 {
     eval_ctx cx;
     eval_ctx_init(&cx, p, NULL);
@@ -327,7 +328,7 @@ int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *
     if (rc == 0) {
         cx.states = st;
         cx.smap_hook = hook; /* not for inits: they cannot call threads */
-        rc = eval_main(&cx, &v);
+        rc = p->main_param ? eval_main_stream(&cx, io, &v, &res->input_items, &res->to_sink) : eval_main(&cx, &v);
     }
     if (rc == 0 && !(finals = calloc(n ? n : 1, sizeof *finals))) rc = eval_oom(&cx, p->main_loc);
     if (rc == 0) rc = eval_states_final(&cx, st, finals);

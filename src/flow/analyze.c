@@ -106,34 +106,6 @@ flow_set flow_expr_set(flow_info *fi, const ir_expr *e)
     return s;
 }
 
-bool flow_expr_uses(const ir_expr *e, const ir_var *v)
-{
-    if (!e) return false;
-    switch (e->kind) {
-    case IR_VAR: return e->u.var == v;
-    case IR_LAMBDA:
-        for (int i = 0; i < e->u.fn->ncaptures; i++)
-            if (e->u.fn->captures[i] == v) return true;
-        return false;
-    case IR_CALL:
-        if (e->u.call.kind == CALL_VALUE && e->u.call.callee.var == v) return true;
-        for (int i = 0; i < e->u.call.nargs; i++)
-            if (flow_expr_uses(e->u.call.args[i], v)) return true;
-        return false;
-    case IR_CASE:
-        if (flow_expr_uses(e->a, v)) return true;
-        for (int i = 0; i < e->u.cas.nalts; i++)
-            if (flow_expr_uses(e->u.cas.alts[i].body, v)) return true;
-        return false;
-    case IR_TUPLE:
-    case IR_LIST:
-        for (int i = 0; i < e->u.agg.nitems; i++)
-            if (flow_expr_uses(e->u.agg.items[i], v)) return true;
-        return false;
-    default: return flow_expr_uses(e->a, v) || flow_expr_uses(e->b, v) || flow_expr_uses(e->c, v);
-    }
-}
-
 /* Whether every path of e ends in a pair whose second item is state var s. */
 static bool flow_returns_state(const ir_expr *e, const ir_var *s)
 {
@@ -165,9 +137,9 @@ static bool flow_is_split(flow_info *fi, const ir_thread *th)
         return false;
     const ir_var *s = fn->params[fn->nparams - 1];
     const ir_expr *g = body->u.agg.items[0], *h = body->u.agg.items[1];
-    if (flow_expr_uses(g, s)) return false;
+    if (ir_expr_uses(g, s)) return false;
     for (int i = 0; i + 1 < fn->nparams; i++)
-        if (flow_expr_uses(h, fn->params[i])) return false;
+        if (ir_expr_uses(h, fn->params[i])) return false;
     return flow_set_empty(fi, flow_expr_set(fi, g)) && flow_set_empty(fi, flow_expr_set(fi, h));
 }
 

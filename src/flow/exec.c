@@ -36,6 +36,7 @@ typedef struct flow_batch {
     int n;
     bool loaded;        /* frames filled (by stage 0) */
     uint64_t busy_ns;   /* stage time spent on it */
+    stc_value *in;      /* streams: per item, the input until stage 0 loads it */
     uint8_t *dead;      /* per item: failed, or after a failure */
     uint8_t *flags;     /* per item: plan->nflags branch flags */
     stc_value *slots;   /* per item: plan->nslots */
@@ -47,9 +48,11 @@ typedef struct flow_job {
     const flow_plan *plan;
     const stc_value *caps;    /* the closure's captures (borrowed by every frame) */
     int ncaps;
-    const stc_value *items;   /* NULL: the ints start, start + 1, ... */
+    const stc_value *items;   /* NULL: the ints start, start + 1, ... (or a stream) */
     int64_t start;
-    size_t n;
+    size_t n;                 /* items (SIZE_MAX for a stream) */
+    const eval_stream *stream; /* non-NULL: items come from its source, results go
+                                  to its sink in the extra serial stage plan->nstages */
     stc_value *out;           /* result list items; item i written by its batch's release */
     int base_depth;
     ir_loc loc;
@@ -57,6 +60,7 @@ typedef struct flow_job {
     flow_plan_prof *prof;     /* NULL unless profiling or tracing */
     /* ---- */
     size_t next;              /* next item to hand out (the source is serial) */
+    bool src_end, src_failed; /* streams: the source ended / failed (the source's) */
     atomic_uint_fast64_t ns_per_item; /* atomic: cost estimate, 0 = unknown */
     atomic_llong live;        /* atomic: items in batches not yet released */
     atomic_llong peak;        /* atomic */
@@ -263,13 +267,19 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
 }
 
 /* Fills item i's frame: captures (borrowed), then the parameters. */
-static int flow_load(flow_job *job, eval_ctx *cx, stc_value *slots)
+static int flow_load(flow_job *job, eval_ctx *cx, flow_batch *b, int i, stc_value *slots)
 {
     const flow_plan *pl = job->plan;
     for (int j = 0; j < pl->nslots; j++) slots[j] = stc_value_unit();
     for (int j = 0; j < job->ncaps; j++) slots[j] = job->caps[j];
-    stc_value arg = job->items ? stc_value_retain(job->items[cx->item])
-                               : stc_value_int((int64_t)((uint64_t)job->start + (uint64_t)cx->item));
+    stc_value arg;
+    if (job->stream) {
+        arg = b->in[i];
+        b->in[i] = stc_value_unit();
+    } else {
+        arg = job->items ? stc_value_retain(job->items[cx->item])
+                         : stc_value_int((int64_t)((uint64_t)job->start + (uint64_t)cx->item));
+    }
     if (!pl->fn) {
         slots[0] = arg;
         return 0;
@@ -281,13 +291,36 @@ static int flow_load(flow_job *job, eval_ctx *cx, stc_value *slots)
     return eval_adapt_args(cx, pl->fn->name, (size_t)pl->fn->nparams, 1, &arg, slots + job->ncaps, job->loc);
 }
 
+/* A stream's last stage (serial): the batch's results to the sink, in order. */
+static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int worker, uint64_t seq)
+{
+    const flow_plan *pl = job->plan;
+    uint64_t t0 = job->rt->trace ? flow_now_ns() : 0;
+    sched_status status = SCHED_CONTINUE;
+    int nran = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->dead[i]) continue;
+        long long index = (long long)(b->first + (size_t)i);
+        nran++;
+        if (eval_stream_push(cx, job->stream, index, b->slots[(size_t)i * (size_t)pl->nslots + (size_t)pl->result])) {
+            flow_record_error(job, cx, index);
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            status = SCHED_STOP;
+            break;
+        }
+    }
+    if (job->rt->trace) trace_slice(job->rt->trace, worker, "output", "stage", t0, flow_now_ns(), nran, (long long)seq);
+    return status;
+}
+
 static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
 {
     flow_job *job = ud;
     flow_batch *b = sb->data;
     const flow_plan *pl = job->plan;
-    const flow_stage *st = &pl->stages[stage];
     eval_ctx *cx = &job->rt->wcx[worker];
+    if (stage == pl->nstages) return flow_output(job, cx, b, worker, sb->seq);
+    const flow_stage *st = &pl->stages[stage];
     cx->stack_base = 0; /* this activation may run on another thread than the last */
     uint64_t t0 = flow_now_ns();
     sched_status status = SCHED_CONTINUE;
@@ -300,7 +333,7 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
         cx->item = (long long)(b->first + (size_t)i);
         cx->thread = job->thread;
         int rc = cx->cancel ? eval_check_cancel(cx, job->loc) : 0;
-        if (rc == 0 && !b->loaded) rc = flow_load(job, cx, slots);
+        if (rc == 0 && !b->loaded) rc = flow_load(job, cx, b, i, slots);
         bool ran = false;
         for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
             const flow_step *s = &pl->steps[k];
@@ -370,20 +403,21 @@ static void flow_prof_free(const flow_plan *pl, flow_plan_prof *pf)
 
 static int flow_source(void *ud, sched_batch *sb, int worker)
 {
-    (void)worker;
     flow_job *job = ud;
     const flow_plan *pl = job->plan;
+    if (job->src_end) return job->src_failed ? SCHED_SOURCE_STOP : 0;
     if (job->next >= job->n) return 0;
     size_t size = 1;
     uint64_t est = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
     if (est) size = FLOW_BATCH_TARGET_NS / est;
     size_t slack = job->n / (4 * (size_t)job->rt->workers); /* keep every worker fed */
-    if (size > slack) size = slack;
+    if (!job->stream && size > slack) size = slack;
     if (size > (size_t)job->rt->capacity) size = (size_t)job->rt->capacity;
     if (size < 1) size = 1;
     if (size > job->n - job->next) size = job->n - job->next;
     size_t nslots = size * (size_t)pl->nslots, nflags = size * (size_t)pl->nflags;
-    flow_batch *b = malloc(sizeof *b + nslots * sizeof(stc_value) + size + nflags);
+    size_t nin = job->stream ? size : 0;
+    flow_batch *b = malloc(sizeof *b + (nslots + nin) * sizeof(stc_value) + size + nflags);
     if (!b) {
         char *msg = malloc(sizeof "out of memory");
         if (msg) memcpy(msg, "out of memory", sizeof "out of memory");
@@ -397,10 +431,35 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     b->loaded = false;
     b->busy_ns = 0;
     b->slots = (stc_value *)(b + 1);
-    b->dead = (uint8_t *)(b->slots + nslots);
+    b->in = b->slots + nslots;
+    b->dead = (uint8_t *)(b->in + nin);
     b->flags = b->dead + size;
     for (size_t j = 0; j < nslots; j++) b->slots[j] = stc_value_unit();
     memset(b->dead, 0, size + nflags);
+    if (job->stream) {
+        /* Read up to size items; a partial batch still goes on. */
+        eval_ctx *cx = &job->rt->wcx[worker];
+        size_t k = 0;
+        while (k < size) {
+            int rc = eval_stream_pull(cx, job->stream, (long long)job->next + (long long)k, &b->in[k]);
+            if (rc == 1) {
+                k++;
+                continue;
+            }
+            job->src_end = true;
+            if (rc < 0) {
+                job->src_failed = true;
+                flow_record_error(job, cx, (long long)(job->next + k));
+            }
+            break;
+        }
+        if (k == 0) {
+            free(b);
+            return job->src_failed ? SCHED_SOURCE_STOP : 0;
+        }
+        size = k;
+        b->n = (int)size;
+    }
     job->next += size;
     long long live = atomic_fetch_add(&job->live, (long long)size) + (long long)size;
     long long peak = atomic_load(&job->peak);
@@ -418,11 +477,13 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
     const flow_plan *pl = job->plan;
     for (int i = 0; i < b->n; i++) {
         stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
-        if (b->loaded && !b->dead[i]) {
+        if (b->loaded && !b->dead[i] && !job->stream) {
             job->out[b->first + (size_t)i] = slots[pl->result];
             slots[pl->result] = stc_value_unit();
         }
-        for (int j = job->ncaps; j < pl->nslots; j++) stc_value_release(slots[j]);
+        if (b->loaded) /* else the frame holds only units */
+            for (int j = job->ncaps; j < pl->nslots; j++) stc_value_release(slots[j]);
+        if (job->stream) stc_value_release(b->in[i]);
     }
     if (b->n > 0 && b->busy_ns > 0) {
         uint64_t est = b->busy_ns / (uint64_t)b->n, old = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
@@ -475,12 +536,11 @@ int flow_start_pool(flow_runtime *rt)
     return rt->pool ? 0 : -1;
 }
 
-/* The smap hook (see eval_internal.h). */
-static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
-                     stc_value *out)
+/* Runs smap e over xs (into *out) or over stream s (*count: items read). */
+static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
+                    const eval_stream *s, stc_value *out, long long *count)
 {
-    flow_runtime *rt = ud;
-    size_t n = xs->n;
+    size_t n = s ? SIZE_MAX : xs->n;
     const ir_fun *fn = NULL;
     if (thread < 0) {
         if (fnv.tag != STC_T_FUNC) return EVAL_SMAP_DECLINED;
@@ -501,21 +561,24 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
         rt->stats.smaps_sequential++; /* one serial stage: the evaluator is as good */
         return EVAL_SMAP_DECLINED;
     }
-    bool *serial = malloc((size_t)pl->nstages * sizeof *serial);
-    stc_value result = val_seq_alloc_unfilled(STC_T_LIST, n); /* release fills every item on success */
+    int nstages = pl->nstages + (s ? 1 : 0); /* a stream's results go out in a last serial stage */
+    bool *serial = malloc((size_t)nstages * sizeof *serial);
+    /* release fills every item of the result list on success */
+    stc_value result = s ? stc_value_unit() : val_seq_alloc_unfilled(STC_T_LIST, n);
     if (!serial || result.tag == STC_T_INVALID || flow_start_pool(rt) != 0) {
         free(serial);
         stc_value_release(result);
         return eval_oom(cx, loc);
     }
     for (int i = 0; i < pl->nstages; i++) serial[i] = pl->stages[i].serial;
+    if (s) serial[pl->nstages] = true;
     for (int i = 0; i < rt->workers; i++) {
         rt->wcx[i].states = cx->states;
         rt->wcx[i].cancel = cx->cancel;
     }
-    flow_job job = {.rt = rt, .plan = pl, .items = xs->items, .start = xs->start, .n = n,
-                    .out = val_seq_items(result), .base_depth = cx->depth, .loc = loc, .thread = cx->thread,
-                    .err_index = -1};
+    flow_job job = {.rt = rt, .plan = pl, .items = s ? NULL : xs->items, .start = s ? 0 : xs->start, .n = n,
+                    .stream = s, .out = s ? NULL : val_seq_items(result), .base_depth = cx->depth, .loc = loc,
+                    .thread = cx->thread, .err_index = -1};
     if (fn) {
         job.caps = val_as_func(fnv)->caps;
         job.ncaps = fn->ncaptures;
@@ -528,7 +591,7 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
     atomic_init(&job.peak, 0);
     pthread_mutex_init(&job.err_lock, NULL);
     int tokens = rt->max_batches ? rt->max_batches : 2 * rt->workers + pl->nstages;
-    sched_pipeline spl = {.nstages = pl->nstages, .serial = serial, .run = flow_stage_run,
+    sched_pipeline spl = {.nstages = nstages, .serial = serial, .run = flow_stage_run,
                           .source = flow_source, .release = flow_release, .ud = &job,
                           .max_batches = tokens, .perturb_seed = rt->perturb_seed,
                           .watchdog_ms = rt->watchdog_ms,
@@ -539,7 +602,9 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
     pthread_mutex_destroy(&job.err_lock);
     free(serial);
     rt->stats.smaps_parallel++;
-    rt->stats.items += (long long)n;
+    size_t nread = s ? job.next : n;
+    if (count) *count = (long long)nread;
+    rt->stats.items += (long long)nread;
     if (atomic_load(&job.peak) > rt->stats.peak_in_flight) rt->stats.peak_in_flight = atomic_load(&job.peak);
     long long bound = (long long)tokens * rt->capacity;
     if (bound > rt->stats.max_in_flight) rt->stats.max_in_flight = bound;
@@ -561,6 +626,21 @@ static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_v
     return 0;
 }
 
+/* The smap hook (see eval_internal.h). */
+static int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
+                     stc_value *out)
+{
+    return flow_run(ud, cx, e, thread, fnv, xs, NULL, out, NULL);
+}
+
+/* The streamed smap of main. */
+static int flow_stream(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_stream *s,
+                       long long *count)
+{
+    stc_value unused = stc_value_unit();
+    return flow_run(ud, cx, e, thread, fnv, NULL, s, &unused, count);
+}
+
 flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
 {
     if (o->workers < 1 || o->queue_capacity < 0 || o->max_batches < 0) return NULL;
@@ -576,7 +656,7 @@ flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
     rt->workers = workers;
     rt->capacity = queue_capacity ? queue_capacity : FLOW_DEFAULT_CAPACITY;
     rt->max_batches = max_batches;
-    rt->hook = (eval_smap_hook){flow_smap, flow_tuple, rt};
+    rt->hook = (eval_smap_hook){.run = flow_smap, .stream = flow_stream, .tuple = flow_tuple, .ud = rt};
     if (!(rt->fi = flow_info_new(p))) {
         free(rt);
         return NULL;

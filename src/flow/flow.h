@@ -66,8 +66,6 @@ bool flow_sets_disjoint(const flow_info *fi, flow_set a, flow_set b);
 bool flow_expr_smaps(const flow_info *fi, const ir_expr *e);
 /* Whether e calls a function, a thread or sin_iter: it may take a while. */
 bool flow_expr_calls(const flow_info *fi, const ir_expr *e);
-/* Whether e mentions variable v (directly, in a call or as a capture). */
-bool flow_expr_uses(const ir_expr *e, const ir_var *v);
 
 /* ---- Plans (compile.c) ---------------------------------------------------- */
 

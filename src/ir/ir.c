@@ -236,3 +236,31 @@ int ir_builtin_lookup(const char *name)
         if (strcmp(ir_builtins[i].name, name) == 0) return i;
     return -1;
 }
+
+bool ir_expr_uses(const ir_expr *e, const ir_var *v)
+{
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_VAR: return e->u.var == v;
+    case IR_LAMBDA:
+        for (int i = 0; i < e->u.fn->ncaptures; i++)
+            if (e->u.fn->captures[i] == v) return true;
+        return false;
+    case IR_CALL:
+        if (e->u.call.kind == CALL_VALUE && e->u.call.callee.var == v) return true;
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (ir_expr_uses(e->u.call.args[i], v)) return true;
+        return false;
+    case IR_CASE:
+        if (ir_expr_uses(e->a, v)) return true;
+        for (int i = 0; i < e->u.cas.nalts; i++)
+            if (ir_expr_uses(e->u.cas.alts[i].body, v)) return true;
+        return false;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++)
+            if (ir_expr_uses(e->u.agg.items[i], v)) return true;
+        return false;
+    default: return ir_expr_uses(e->a, v) || ir_expr_uses(e->b, v) || ir_expr_uses(e->c, v);
+    }
+}

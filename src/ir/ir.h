@@ -261,6 +261,8 @@ typedef struct ir_program {
     int nthreads, threads_cap;
     ir_expr *main;       /* NULL until declared */
     ir_loc main_loc;
+    ir_var *main_param;  /* `fun main(x) = ...`: x, main's input stream (slot 0 of
+                            main's frame), else NULL */
     int main_nslots;     /* (ir_resolve) frame size for evaluating main */
     int init_nslots;     /* (ir_resolve) frame size for evaluating any init (the binders of
                             all inits are numbered consecutively, so one frame fits each) */
@@ -296,6 +298,8 @@ ir_type *ir_type_resolve(ir_type *t); /* follows TY_VAR refs */
 /* Appends the type in STCLang syntax ("[int] -> (str, float)"; free
  * variables as 'a, 'b ...) to a malloc'd string; NULL when out of memory. */
 char *ir_type_to_string(ir_type *t);
+/* Whether e mentions variable v (directly, in a call or as a capture). */
+bool ir_expr_uses(const ir_expr *e, const ir_var *v);
 
 /* The operator's source spelling ("+", "&&", "not", ...). */
 const char *ir_binop_name(ir_binop op);

@@ -512,12 +512,13 @@ static bool resolve_expr(resolve_st *r, ir_expr *e, int depth)
 
 /* Walks e (main or an init) in a frame of its own that starts at slot
  * `base`; returns the frame's end, or -1. */
-static int resolve_toplevel_expr(resolve_st *r, ir_expr *e, int base)
+static int resolve_toplevel_expr(resolve_st *r, ir_expr *e, int base, ir_var *param)
 {
     resolve_fctx fx = {.fn = NULL};
     r->fx = &fx;
     r->nscope = 0;
-    bool ok = resolve_expr(r, e, 0);
+    bool ok = !param || resolve_push_local(r, param);
+    ok = ok && resolve_expr(r, e, 0);
     int end = base + fx.nlocal;
     for (int i = 0; i < fx.nlocal; i++) fx.locals[i]->slot += base;
     r->fx = NULL;
@@ -586,13 +587,13 @@ int ir_resolve(ir_program *p, stc_diags *d)
     for (int i = 0; ok && i < p->nthreads; i++) {
         if (!p->threads[i]->init) continue;
         r.init_of = p->threads[i];
-        nslots = resolve_toplevel_expr(&r, p->threads[i]->init, nslots);
+        nslots = resolve_toplevel_expr(&r, p->threads[i]->init, nslots, NULL);
         ok = nslots >= 0 && !r.oom;
     }
     r.init_of = NULL;
     if (ok) p->init_nslots = nslots;
     if (ok && p->main) {
-        nslots = resolve_toplevel_expr(&r, p->main, 0);
+        nslots = resolve_toplevel_expr(&r, p->main, 0, p->main_param);
         ok = nslots >= 0 && !r.oom;
         if (ok) p->main_nslots = nslots;
     }

@@ -248,6 +248,19 @@ static void types_default_expr(types_ck *ck, ir_expr *e, int depth)
     types_default_expr(ck, e->c, depth + 1);
 }
 
+/* Leaves the unconstrained variables of main's input type open (generic:
+ * not defaulted, and eval_value_has_type accepts any value for them). */
+static void types_open_input(ir_type *t, int depth)
+{
+    t = ir_type_resolve(t);
+    if (!t || depth > 64) return;
+    if (t->kind == TY_VAR) {
+        if (!(t->flags & ~(unsigned)TYF_EQ)) t->generic = true; /* sources make no functions */
+        return;
+    }
+    for (int i = 0; i < t->n; i++) types_open_input(t->args[i], depth + 1);
+}
+
 static void types_toplevel(types_ck *ck)
 {
     ir_program *p = ck->p;
@@ -267,7 +280,24 @@ static void types_toplevel(types_ck *ck)
         }
     }
     ck->cur_loc = types_loc(p->main, p->main_loc);
+    ir_type *input_elem = NULL;
+    if (p->main_param && !ck->oom && !ck->fatal) {
+        /* main's input stream is a list; its items are str unless main's
+         * body says otherwise (a C host's source may produce any type). */
+        input_elem = types_fresh(ck);
+        if (!(p->main_param->type = input_elem ? types_list(ck, input_elem) : NULL)) ck->oom = true;
+    }
     if (p->main && !ck->oom && !ck->fatal) types_expr(ck, p->main, 0);
+    if (input_elem && !ck->oom && !ck->fatal) {
+        /* Lines are str: an input item used only as len's or <'s operand
+         * is one.  Parts of the items nothing constrains stay open (any
+         * value is fine, the source decides), e.g. the index of a merged
+         * stream's (INDEX, LINE) events that main only prints. */
+        ir_type *t = ir_type_resolve(input_elem);
+        if (t->kind == TY_VAR && !t->generic && (t->flags & (TYF_ORD | TYF_SIZED)) && !(t->flags & TYF_NUM))
+            t->ref = ck->t_str;
+        types_open_input(input_elem, 0);
+    }
     for (int i = 0; i < p->nthreads; i++) {
         ir_thread *th = p->threads[i];
         types_default(ck, th->in_type);

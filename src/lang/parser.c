@@ -10,6 +10,8 @@
  * ir_resolve's job.  A declaration with an error is dropped and parsing
  * resumes at the next `fun`, `thread` or `main =` in column 1.
  */
+#include <string.h>
+
 #include "lang/lang.h"
 #include "lang/parse.h"
 
@@ -148,6 +150,31 @@ static void parse_decl(parser *ps)
     else parse_expected(ps, "a declaration ('fun', 'thread' or 'main =')");
 }
 
+/* Without a `main = e` declaration, `fun main(xs) = e` is main, taking
+ * its input stream xs (`fun main() = e` is `main = e`); with one, a fun
+ * named main is an ordinary function. */
+static void parse_fun_main(parser *ps)
+{
+    ir_program *p = ps->p;
+    int i = ir_find_fun(p, "main");
+    if (p->main || i < 0) return;
+    ir_fun *f = p->funs[i];
+    if (f->nparams > 1) {
+        parse_error_at(ps, f->loc.line, f->loc.col,
+                       "'main' takes at most one parameter (its input stream), not %d", f->nparams);
+        return;
+    }
+    if (f->ret_annot || (f->nparams == 1 && f->param_annots[0])) {
+        parse_error_at(ps, f->loc.line, f->loc.col, "'main' takes no type annotations");
+        return;
+    }
+    p->main = f->body;
+    p->main_loc = f->loc;
+    p->main_param = f->nparams == 1 ? f->params[0] : NULL;
+    for (int j = i; j + 1 < p->nfuns; j++) p->funs[j] = p->funs[j + 1];
+    p->nfuns--;
+}
+
 ir_program *lang_parse(const char *src, size_t len, const char *file, const stc_env *env,
                        stc_diags *d)
 {
@@ -169,5 +196,6 @@ ir_program *lang_parse(const char *src, size_t len, const char *file, const stc_
         ir_program_free(p);
         return NULL;
     }
+    parse_fun_main(&ps);
     return p;
 }

@@ -1,0 +1,396 @@
+/* test_stream.c - stream programs through the public API: a C source and
+ * sink, results in order and equal to the reference evaluator's at every
+ * worker count and capacity, bounded items in flight on a long stream,
+ * failing sources, sinks and threads at the start, middle and end, wrong
+ * item types, cancellation, merged sources. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "stc.h"
+#include "test.h"
+
+static stc_program *stream_compile(stc_env *env, const char *src)
+{
+    stc_program *prog = NULL;
+    stc_diags *d = NULL;
+    if (stc_compile(env, src, strlen(src), "stream.stc", &prog, &d) != 0) {
+        char *msg = stc_diags_format(d);
+        test_fail(__FILE__, __LINE__, "compile failed: %s", msg ? msg : "?");
+        free(msg);
+        stc_diags_free(d);
+        return NULL;
+    }
+    return prog;
+}
+
+/* A source of the ints 0..n-1 (or of strs when as_str), failing at item
+ * fail_at (-1: never). */
+typedef struct int_source {
+    long long next, n, fail_at;
+    bool as_str;
+    bool wrong_type_at_end; /* the last item is a float */
+} int_source;
+
+static int int_source_fn(void *ud, stc_value *item, stc_ctx *cx)
+{
+    int_source *s = ud;
+    if (s->next == s->fail_at) return stc_ctx_error(cx, "source broke at %lld", s->next);
+    if (s->next >= s->n) return 0;
+    long long i = s->next++;
+    if (s->wrong_type_at_end && s->next == s->n) {
+        *item = stc_value_float(1.5);
+    } else if (s->as_str) {
+        char text[32];
+        int len = snprintf(text, sizeof text, "%lld", i);
+        *item = stc_value_new_str(text, (size_t)len);
+    } else {
+        *item = stc_value_int(i);
+    }
+    return 1;
+}
+
+/* A sink that records the results as text, one per line, and checks
+ * that indexes come in order; fails at item fail_at (-1: never). */
+typedef struct text_sink {
+    char *text;
+    size_t len, cap;
+    long long expect, fail_at;
+    bool out_of_order;
+} text_sink;
+
+static int text_sink_fn(void *ud, long long index, stc_value v, stc_ctx *cx)
+{
+    text_sink *k = ud;
+    if (index != k->expect) k->out_of_order = true;
+    k->expect = index + 1;
+    if (index == k->fail_at) return stc_ctx_error(cx, "sink full at %lld", index);
+    char *t = stc_value_to_text(v);
+    if (!t) return STC_ENOMEM;
+    size_t n = strlen(t);
+    if (k->len + n + 2 > k->cap) {
+        k->cap = 2 * (k->len + n + 2);
+        char *nt = realloc(k->text, k->cap);
+        if (!nt) {
+            free(t);
+            return STC_ENOMEM;
+        }
+        k->text = nt;
+    }
+    memcpy(k->text + k->len, t, n);
+    k->len += n;
+    k->text[k->len++] = '\n';
+    k->text[k->len] = 0;
+    free(t);
+    return 0;
+}
+
+/* Everything a stream run produced: sink text, then the JSON line or the
+ * error (malloc'd). */
+static char *stream_outcome(stc_program *prog, stc_run_opts opts, int_source src, long long sink_fail,
+                            stc_run_stats *stats)
+{
+    text_sink k = {.fail_at = sink_fail};
+    stc_stream io = {int_source_fn, &src, text_sink_fn, &k};
+    stc_result *res = NULL;
+    int rc = stc_run_stream(prog, &opts, &io, &res);
+    char *tail = rc == 0 ? stc_result_to_json(res) : res ? stc_result_error_format(res) : NULL;
+    if (stats) *stats = stc_result_stats(res);
+    size_t n = (k.text ? k.len : 0) + (tail ? strlen(tail) : 8) + 32;
+    char *out = malloc(n);
+    snprintf(out, n, "%s%s%s", k.text ? k.text : "", rc == 0 ? "ok " : "error: ", tail ? tail : "(null)");
+    if (k.out_of_order) test_fail(__FILE__, __LINE__, "sink called out of order");
+    free(tail);
+    free(k.text);
+    stc_result_free(res);
+    return out;
+}
+
+/* The reference's outcome, then every worker count and capacity must give
+ * the same. Returns the reference outcome (malloc'd). */
+static char *stream_check_modes(stc_program *prog, int_source src, long long sink_fail)
+{
+    char *ref = stream_outcome(prog, (stc_run_opts){.reference = true}, src, sink_fail, NULL);
+    static const int workers[] = {1, 2, 4}, caps[] = {1, 3, 0};
+    for (size_t w = 0; w < sizeof workers / sizeof *workers; w++) {
+        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
+            stc_run_opts o = {.workers = workers[w], .queue_capacity = caps[c]};
+            char *got = stream_outcome(prog, o, src, sink_fail, NULL);
+            if (strcmp(got, ref) != 0)
+                test_fail(__FILE__, __LINE__, "workers %d capacity %d:\n%s\nreference:\n%s", workers[w], caps[c],
+                          got, ref);
+            free(got);
+        }
+    }
+    return ref;
+}
+
+static const char pipeline_src[] =
+    "fun acc(x, s) = (s * 10 + x, (s * 10 + x) % 1000003)  -- order-sensitive\n"
+    "fun cnt(x, s) = (x, s + 1)\n"
+    "thread a = acc init 0\n"
+    "thread c = cnt init 0\n"
+    "fun check(x) = if x == 77 then nth([], 0) else x\n"
+    "fun main(xs) = smap(fn x => c(a(check(x * 2)) % 1000), xs)\n";
+
+TEST(stream_results_in_order_at_every_worker_count)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env, pipeline_src);
+    if (prog) {
+        char *ref = stream_check_modes(prog, (int_source){.n = 30, .fail_at = -1}, -1);
+        /* 30 lines of results, then the states. */
+        int lines = 0;
+        for (const char *p = ref; *p; p++) lines += *p == '\n';
+        CHECK_INT(lines, 30);
+        CHECK_CONTAINS(ref, "ok {\"result\": null, \"states\": {\"a\": ");
+        CHECK_CONTAINS(ref, "\"c\": 30}}");
+        free(ref);
+        /* An empty stream: no results, states untouched. */
+        ref = stream_check_modes(prog, (int_source){.n = 0, .fail_at = -1}, -1);
+        CHECK_STR(ref, "ok {\"result\": null, \"states\": {\"a\": 0, \"c\": 0}}");
+        free(ref);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* Source, sink and thread failures at the first, second, middle and last
+ * items: the reference's error, and exactly the results before it. */
+TEST(stream_failures_at_every_position)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env, pipeline_src);
+    static const long long at[] = {0, 1, 20, 39};
+    for (size_t i = 0; prog && i < sizeof at / sizeof *at; i++) {
+        /* source */
+        char *ref = stream_check_modes(prog, (int_source){.n = 40, .fail_at = at[i]}, -1);
+        char want[128];
+        snprintf(want, sizeof want, "error: stream.stc:6:10: error: input failed: source broke at %lld (smap item %lld)",
+                 at[i], at[i]);
+        CHECK_CONTAINS(ref, want);
+        int lines = 0;
+        for (const char *p = ref; *p; p++) lines += *p == '\n';
+        CHECK_INT(lines, at[i]);
+        free(ref);
+        /* sink */
+        ref = stream_check_modes(prog, (int_source){.n = 40, .fail_at = -1}, at[i]);
+        snprintf(want, sizeof want, "error: output failed: sink full at %lld (smap item %lld)", at[i], at[i]);
+        CHECK_CONTAINS(ref, want);
+        free(ref);
+    }
+    /* A thread's error in the middle (check(x) fails for x == 77: never for
+     * ints 2x; a str source makes `x * 2` fail to type... so use item 38/2). */
+    stc_program_free(prog);
+    prog = stream_compile(env,
+                          "fun acc(x, s) = (s * 10 + x, (s * 10 + x) % 1000003)\n"
+                          "thread a = acc init 0\n"
+                          "fun main(xs) = smap(fn x => a(100 / (x - 17)), xs)\n");
+    if (prog) {
+        char *ref = stream_check_modes(prog, (int_source){.n = 40, .fail_at = -1}, -1);
+        CHECK_CONTAINS(ref, "division by zero");
+        CHECK_CONTAINS(ref, "smap item 17");
+        free(ref);
+        /* The source failing later than the thread: the thread's error wins. */
+        ref = stream_check_modes(prog, (int_source){.n = 40, .fail_at = 25}, -1);
+        CHECK_CONTAINS(ref, "smap item 17");
+        free(ref);
+        /* The sink failing earlier than the thread: the sink's error wins. */
+        ref = stream_check_modes(prog, (int_source){.n = 40, .fail_at = -1}, 5);
+        CHECK_CONTAINS(ref, "sink full at 5");
+        free(ref);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+TEST(stream_wrong_item_type_and_str_items)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env, "thread n = cnt init 0\nfun cnt(x, s) = (len(x), s + 1)\n"
+                                            "fun main(lines) = smap(fn l => n(l), lines)\n");
+    if (prog) {
+        char *ref = stream_check_modes(prog, (int_source){.n = 12, .fail_at = -1, .as_str = true}, -1);
+        CHECK_CONTAINS(ref, "1\n1\n1\n1\n1\n1\n1\n1\n1\n1\n2\n2\nok ");
+        free(ref);
+        ref = stream_check_modes(prog, (int_source){.n = 12, .fail_at = -1}, -1);
+        CHECK_CONTAINS(ref, "input item of the wrong type: main's input items are str (smap item 0)");
+        free(ref);
+        ref = stream_check_modes(prog, (int_source){.n = 12, .fail_at = -1, .as_str = true, .wrong_type_at_end = true},
+                                 -1);
+        CHECK_CONTAINS(ref, "(smap item 11)");
+        free(ref);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* A main that uses its input otherwise than as smap's list reads it all
+ * first; a list result still goes to the sink, anything else is the value. */
+TEST(stream_non_streamed_main)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env, "fun main(xs) = let n = len(xs) in smap(fn x => x + n, xs)\n");
+    if (prog) {
+        char *ref = stream_check_modes(prog, (int_source){.n = 3, .fail_at = -1}, -1);
+        CHECK_STR(ref, "3\n4\n5\nok {\"result\": null, \"states\": {}}");
+        free(ref);
+        ref = stream_check_modes(prog, (int_source){.n = 3, .fail_at = 1}, -1);
+        CHECK_CONTAINS(ref, "error: stream.stc:1:10: error: input failed: source broke at 1 (smap item 1)");
+        free(ref);
+    }
+    stc_program_free(prog);
+    prog = stream_compile(env, "fun main(xs) = len(xs) * 2\n");
+    if (prog) {
+        char *ref = stream_check_modes(prog, (int_source){.n = 21, .fail_at = -1, .as_str = true}, -1);
+        CHECK_STR(ref, "ok {\"result\": 42, \"states\": {}}");
+        free(ref);
+        /* Nothing says what the items are: any will do. */
+        ref = stream_check_modes(prog, (int_source){.n = 21, .fail_at = -1}, -1);
+        CHECK_STR(ref, "ok {\"result\": 42, \"states\": {}}");
+        free(ref);
+        /* stc_run gives a stream program an empty input. */
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, NULL, &res), 0);
+        CHECK_INT(stc_result_value(res).as.i, 0);
+        CHECK(!stc_result_streamed(res));
+        stc_result_free(res);
+        CHECK(stc_program_takes_input(prog));
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* 1,000,000 items through a pipeline with capacity 8 and 4 batches: the
+ * items alive at once stay under the bound, and all results arrive. */
+TEST(stream_million_items_bounded)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env, "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0\n"
+                                            "fun sq(x) = x * x\n"
+                                            "fun main(xs) = smap(fn x => a(sq(x)), xs)\n");
+    if (prog) {
+        int_source src = {.n = 1000000, .fail_at = -1};
+        text_sink k = {.fail_at = -1};
+        stc_stream io = {int_source_fn, &src, text_sink_fn, &k};
+        stc_result *res = NULL;
+        stc_run_opts o = {.workers = 2, .queue_capacity = 8, .max_batches = 4};
+        CHECK_INT(stc_run_stream(prog, &o, &io, &res), 0);
+        stc_run_stats st = stc_result_stats(res);
+        CHECK_INT(st.items, 1000000);
+        CHECK(st.peak_in_flight <= 32);
+        CHECK_INT(st.max_in_flight, 32);
+        CHECK_INT(k.expect, 1000000);
+        CHECK_INT(stc_result_input_items(res), 1000000);
+        CHECK(!k.out_of_order);
+        /* sum of squares 0..999999 */
+        CHECK_INT(stc_result_state(res, 0).as.i, 333332833333500000LL);
+        stc_result_free(res);
+        free(k.text);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* A source that raises the cancel flag at item 500. */
+typedef struct cancel_source {
+    int_source inner;
+    stc_cancel *cancel;
+} cancel_source;
+
+static int cancel_source_fn(void *ud, stc_value *item, stc_ctx *cx)
+{
+    cancel_source *s = ud;
+    if (s->inner.next == 500) stc_cancel_request(s->cancel);
+    return int_source_fn(&s->inner, item, cx);
+}
+
+TEST(stream_cancel_mid_stream)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env, pipeline_src);
+    for (int w = 0; prog && w < 3; w++) {
+        cancel_source src = {{.n = 100000000, .fail_at = -1}, stc_cancel_new()};
+        text_sink k = {.fail_at = -1};
+        stc_stream io = {cancel_source_fn, &src, text_sink_fn, &k};
+        stc_result *res = NULL;
+        stc_run_opts o = {.workers = w, .reference = w == 0, .cancel = src.cancel};
+        CHECK_INT(stc_run_stream(prog, &o, &io, &res), STC_ECANCELED);
+        CHECK(src.inner.next < 100000);
+        stc_result_free(res);
+        stc_cancel_free(src.cancel);
+        free(k.text);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* Merged sources: (index, item) events, round robin, AGAIN skipped. */
+typedef struct again_source {
+    int_source inner;
+    int calls;
+} again_source;
+
+static int again_source_fn(void *ud, stc_value *item, stc_ctx *cx)
+{
+    again_source *s = ud;
+    if (++s->calls % 3 != 0) return STC_STREAM_AGAIN; /* an item every third call */
+    return int_source_fn(&s->inner, item, cx);
+}
+
+TEST(stream_merged_sources)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env,
+                                       "fun last(e, s) = let (src, x) = e in if src == 0 then (x, x) else (s, s)\n"
+                                       "thread hold = last init -1\n"
+                                       "fun main(events) = smap(fn e => hold(e), events)\n");
+    if (prog) {
+        int_source a = {.n = 3, .fail_at = -1}, b = {.n = 5, .fail_at = -1};
+        stc_source_fn fns[2] = {int_source_fn, int_source_fn};
+        void *uds[2] = {&a, &b};
+        stc_merge *m = stc_merge_new(2, fns, uds, NULL, NULL);
+        CHECK(m != NULL);
+        text_sink k = {.fail_at = -1};
+        stc_stream io = {stc_merge_source, m, text_sink_fn, &k};
+        stc_result *res = NULL;
+        stc_run_opts o = {.workers = 2, .queue_capacity = 1};
+        CHECK_INT(stc_run_stream(prog, &o, &io, &res), 0);
+        /* events (0,0) (1,0) (0,1) (1,1) (0,2) (1,2) (1,3) (1,4): the filter
+         * forwards source 0 and re-emits its last value for source 1. */
+        CHECK_STR(k.text, "0\n0\n1\n1\n2\n2\n2\n2\n");
+        stc_result_free(res);
+        stc_merge_free(m);
+        free(k.text);
+
+        again_source c = {{.n = 4, .fail_at = -1}, 0};
+        int_source d = {.n = 2, .fail_at = -1};
+        stc_source_fn fns2[2] = {again_source_fn, int_source_fn};
+        void *uds2[2] = {&c, &d};
+        m = stc_merge_new(2, fns2, uds2, NULL, NULL);
+        k = (text_sink){.fail_at = -1};
+        io = (stc_stream){stc_merge_source, m, text_sink_fn, &k};
+        CHECK_INT(stc_run_stream(prog, &(stc_run_opts){.reference = true}, &io, &res), 0);
+        /* every item arrives: 4 from c, 2 from d */
+        CHECK_INT(k.expect, 6);
+        stc_result_free(res);
+        stc_merge_free(m);
+        free(k.text);
+
+        int_source e = {.n = 5, .fail_at = 2}, f = {.n = 5, .fail_at = -1};
+        void *uds3[2] = {&e, &f};
+        m = stc_merge_new(2, fns, uds3, NULL, NULL);
+        k = (text_sink){.fail_at = -1};
+        io = (stc_stream){stc_merge_source, m, text_sink_fn, &k};
+        CHECK_INT(stc_run_stream(prog, &(stc_run_opts){.workers = 2}, &io, &res), STC_ERUNTIME);
+        char *err = stc_result_error_format(res);
+        CHECK_CONTAINS(err, "input failed: source broke at 2 (smap item 4)");
+        free(err);
+        stc_result_free(res);
+        stc_merge_free(m);
+        free(k.text);
+    }
+    CHECK(stc_merge_new(0, NULL, NULL, NULL, NULL) == NULL);
+    stc_merge_free(NULL);
+    stc_program_free(prog);
+    stc_env_free(env);
+}
