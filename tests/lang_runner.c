@@ -20,6 +20,13 @@
  *       stc_result_error_format (after "FILE:LINE:COL: ") contains the
  *       substring, e.g. "division by zero (in thread 't', smap item 3)".
  *
+ * A stream program (`fun main(xs) = ...`) reads its input from the test's
+ *
+ *   -- input: TEXT
+ *       lines, one str item each (TEXT as it is after "-- input: "), and
+ *       its JSON line starts with the items its sink received:
+ *       {"items": [...], "result": ..., "states": {...}}.
+ *
  * --workers LIST (e.g. ref,1,2,8; ref = the reference evaluator) and
  * --queue-capacity LIST (e.g. 1,0; 0 = default) run every test under each
  * combination; default: ref only. --perturb SEED runs the runtime with
@@ -39,6 +46,7 @@
 
 #define LR_MAX_MODES 64
 #define LR_MAX_EXPECT 32
+#define LR_MAX_INPUTS 256
 
 typedef struct lr_mode {
     bool reference;
@@ -59,6 +67,8 @@ typedef struct lr_test {
     lr_kind kind;
     lr_expect expect[LR_MAX_EXPECT];
     int nexpect;
+    const char *inputs[LR_MAX_INPUTS]; /* `-- input:` lines (point into the file copy) */
+    int ninputs;
     const char *problem; /* a malformed test file: reported as a failure */
 } lr_test;
 
@@ -146,6 +156,12 @@ static void lr_scan_line(lr_test *t, char *line)
         {"-- expect runtime error:", LR_RUNTIME},
         {"-- expect:", LR_JSON},
     };
+    char *in = strstr(line, "-- input: ");
+    if (in == line) {
+        if (t->ninputs == LR_MAX_INPUTS) t->problem = "too many '-- input:' lines";
+        else t->inputs[t->ninputs++] = in + 10;
+        return;
+    }
     char *p = strstr(line, "-- expect");
     if (!p) return;
     size_t n = strlen(line);
@@ -219,6 +235,45 @@ static void lr_check_compile(lr_state *st, const lr_test *t, int rc, const stc_d
                stc_diags_message(d, j));
 }
 
+/* A stream test's input and output. */
+typedef struct lr_io {
+    const lr_test *t;
+    int next;
+    char *items;          /* "[i0, i1, ..." as JSON */
+    size_t len, cap;
+} lr_io;
+
+static int lr_source(void *ud, stc_value *item, stc_ctx *cx)
+{
+    (void)cx;
+    lr_io *io = ud;
+    if (io->next == io->t->ninputs) return 0;
+    const char *s = io->t->inputs[io->next++];
+    *item = stc_value_new_str(s, strlen(s));
+    return item->tag == STC_T_INVALID ? STC_ENOMEM : 1;
+}
+
+static int lr_sink(void *ud, long long index, stc_value v, stc_ctx *cx)
+{
+    (void)cx;
+    lr_io *io = ud;
+    char *j = stc_value_to_json(v);
+    if (!j) return STC_ENOMEM;
+    size_t n = strlen(j) + 4;
+    if (io->len + n >= io->cap) {
+        io->cap = 2 * (io->len + n) + 64;
+        char *g = realloc(io->items, io->cap);
+        if (!g) {
+            free(j);
+            return STC_ENOMEM;
+        }
+        io->items = g;
+    }
+    io->len += (size_t)sprintf(io->items + io->len, "%s%s", index ? ", " : "[", j);
+    free(j);
+    return 0;
+}
+
 static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_program *prog,
                          const lr_mode *m)
 {
@@ -226,8 +281,19 @@ static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_p
                          .reference = m->reference, .perturb_seed = st->perturb,
                          .watchdog_ms = st->watchdog_ms};
     stc_result *res = NULL;
-    int rc = stc_run(prog, &opts, &res);
+    lr_io io = {.t = t};
+    bool streams = stc_program_takes_input(prog);
+    int rc = streams ? stc_run_stream(prog, &opts, &(stc_stream){lr_source, &io, lr_sink, &io}, &res)
+                     : stc_run(prog, &opts, &res);
     char *json = rc == 0 && res ? stc_result_to_json(res) : NULL;
+    if (json && streams) { /* {"items": [...], "result": ... */
+        size_t n = strlen(json) + io.len + 32;
+        char *full = malloc(n);
+        if (full) snprintf(full, n, "{\"items\": %s], %s", io.items ? io.items : "[", json + 1);
+        free(json);
+        json = full;
+    }
+    free(io.items);
     char *err = res ? stc_result_error_format(res) : NULL;
     const lr_expect *e = &t->expect[0];
     if (t->kind == LR_JSON) {

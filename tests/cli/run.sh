@@ -310,6 +310,91 @@ done
 begin "trace: unwritable file"; run run --trace /nonexistent/t.json pipe.stc; code_is 74
 err_is "stc: cannot write the trace file '/nonexistent/t.json'"; end
 
+# ---- stream programs (fun main(lines)) ---------------------------------------------
+
+cat >wc.stc <<'EOF'
+fun count(ws, s) = let (lines, words) = s in (len(ws), (lines + 1, words + len(ws)))
+fun acc(n, s) = (s * 10 + n, (s * 10 + n) % 1000000007)   -- order-sensitive
+thread total = count init (0, 0)
+thread order = acc init 0
+fun main(lines) = smap(fn l => concat(str(order(total(words(l)))), concat(" ", l)), lines)
+EOF
+printf 'a b c\nhello world\n\nlast line, no newline' >in.txt
+begin "stream: --input, str results as they are, then the states"
+run run --input in.txt wc.stc; code_is 0
+out_is $'3 a b c\n32 hello world\n320 \n3204 last line, no newline\ntotal = (4, 9)\norder = 3204'; err_empty; end
+begin "stream: standard input by default"
+INPUT=in.txt run run wc.stc; code_is 0; out_has "3204 last line, no newline"; end
+begin "stream: --json, one value per line, then the states line"
+run run --json --input in.txt wc.stc; code_is 0
+out_is $'"3 a b c"\n"32 hello world"\n"320 "\n"3204 last line, no newline"\n{"states": {"total": [4, 9], "order": 3204}}'; end
+awk 'BEGIN { for (i = 0; i < 20000; i++) print "w" i " x" (i % 7) " y" }' >many.txt
+run run --reference --input many.txt wc.stc; cp out ref.out
+for w in 1 2 4; do
+    begin "stream: 20000 lines at $w workers equal the reference"
+    run run --workers $w --input many.txt wc.stc; code_is 0; cmp -s out ref.out || bad "differs from --reference"
+    run run --workers $w --queue-capacity 1 --input many.txt wc.stc; code_is 0
+    cmp -s out ref.out || bad "differs at capacity 1"
+    end
+done
+begin "stream: --verify"; run run --verify --workers 2 --input many.txt wc.stc; code_is 0
+cmp -s out ref.out || bad "differs"; end
+begin "stream: --stats counts the items"
+run run --workers 2 --stats --input many.txt wc.stc; code_is 0; err_has "items 20000"; end
+printf 'x1\nx2\nx3\n' >a.txt; printf 'y1\n' >b.txt
+cat >ev.stc <<'EOF'
+fun main(events) = smap(fn e => let (src, l) = e in concat(str(src), concat(": ", l)), events)
+EOF
+begin "stream: several inputs merge as (INDEX, LINE), files in turn"
+run run --input a.txt --input b.txt ev.stc; code_is 0; out_is $'0: x1\n1: y1\n0: x2\n0: x3'; end
+begin "stream: a missing input"; run run --input nope.txt wc.stc; code_is 66
+err_is "stc: cannot read input 'nope.txt': No such file or directory"; end
+begin "stream: --input for a main without input"; run run --input in.txt ok.stc; code_is 64
+err_has "main takes no input"; end
+begin "stream: program and input both on standard input"; run run --input - -; usage_error "standard input"; end
+begin "stream: --input needs a file"; run run --input; usage_error "'--input' needs a file name"; end
+cat >bad_line.stc <<'EOF'
+fun acc(n, s) = (s + n, s + n)
+thread a = acc init 0
+fun main(lines) = smap(fn l => a(parse_int(l)), lines)
+EOF
+printf '1\n2\nthree\n4\n' >nums.txt
+for w in ref 1 2; do
+    begin "stream: error mid-stream at $w workers: earlier results out, then the error"
+    if [ $w = ref ]; then run run --reference --input nums.txt bad_line.stc
+    else run run --workers $w --input nums.txt bad_line.stc; fi
+    code_is 70; out_is $'1\n3'
+    err_is 'bad_line.stc:3:34: error: parse_int: "three" is not an integer (smap item 2)'; end
+done
+if [ -w /dev/full ]; then
+    begin "stream: output to a full disk"; "$STC" run --input many.txt wc.stc >/dev/full 2>err; code=$?
+    code_is 74; err_has "cannot write output"; end
+fi
+cat >slow.stc <<'EOF'
+fun main(lines) = smap(fn l => sin_iter(100000, 1.0), lines)
+EOF
+awk 'BEGIN { for (i = 0; i < 400; i++) print i }' >slow.txt
+if command -v script >/dev/null 2>&1; then
+    # script(1) gives stc a terminal for stderr.
+    begin "stream: a progress line on a terminal"
+    script -qec "$STC run --workers 2 --input slow.txt slow.stc >/dev/null" typescript >/dev/null 2>&1; code=$?
+    code_is 0; grep -q "items/s" typescript || bad "no progress line"; end
+    begin "stream: --quiet: no progress line"
+    script -qec "$STC run --quiet --workers 2 --input slow.txt slow.stc >/dev/null" typescript >/dev/null 2>&1
+    if grep -q "items/s" typescript; then bad "progress line despite --quiet"; fi; end
+fi
+begin "stream: no progress line when stderr is not a terminal"
+run run --workers 2 --input slow.txt slow.stc; code_is 0; err_empty; lines_out 400; end
+if command -v mkfifo >/dev/null 2>&1; then
+    begin "stream: Ctrl-C while waiting for input"
+    mkfifo fifo
+    sleep 20 >fifo & writer=$! # holds the pipe open without writing
+    "$STC" run --input fifo wc.stc >out 2>err & pid=$!
+    sleep 0.5; kill -INT $pid; wait $pid; code=$?
+    kill $writer 2>/dev/null; wait $writer 2>/dev/null
+    code_is 130; err_has "interrupted"; end
+fi
+
 # ---- odd argv ------------------------------------------------------------------
 
 begin "long argument"; run "$(head -c 100000 /dev/zero | tr '\0' x)"; code_is 64; end
