@@ -98,7 +98,8 @@ int cli_input_source(void *ud, stc_value *item, stc_ctx *cx)
 {
     cli_input *in = ud;
     for (;;) {
-        char *nl = memchr(in->buf + in->start + in->scanned, '\n', in->end - in->start - in->scanned);
+        size_t unscanned = in->end - in->start - in->scanned;
+        char *nl = unscanned ? memchr(in->buf + in->start + in->scanned, '\n', unscanned) : NULL;
         if (nl) return cli_input_emit(in, (size_t)(nl - (in->buf + in->start)), 1, item);
         in->scanned = in->end - in->start;
         if (in->eof) return in->end > in->start ? cli_input_emit(in, in->end - in->start, 0, item) : 0;
