@@ -107,6 +107,9 @@ static int cli_sink_fn(void *ud, long long index, stc_value v, stc_ctx *cx)
 {
     (void)index;
     cli_sink *k = ud;
+    /* () carries nothing: a reduction whose threads answer () per item
+     * prints only its final states. */
+    if (v.tag == STC_T_UNIT) return 0;
     size_t n;
     const char *raw = !k->json && v.tag == STC_T_STR ? stc_value_str(v, &n) : NULL;
     char *text = raw ? NULL : k->json ? stc_value_to_json(v) : stc_value_to_text(v);

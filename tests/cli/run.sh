@@ -347,6 +347,14 @@ fun main(events) = smap(fn e => let (src, l) = e in concat(str(src), concat(": "
 EOF
 begin "stream: several inputs merge as (INDEX, LINE), files in turn"
 run run --input a.txt --input b.txt ev.stc; code_is 0; out_is $'0: x1\n1: y1\n0: x2\n0: x3'; end
+cat >reduce.stc <<'EOF'
+fun add(n, s) = ((), s + n)          -- a reduction: () per item, the answer in the state
+thread words_seen = add init 0
+fun main(lines) = smap(fn l => words_seen(len(words(l))), lines)
+EOF
+begin "stream: () results print nothing, only the final states"
+run run --input in.txt reduce.stc; code_is 0; out_is 'words_seen = 9'
+run run --json --input in.txt reduce.stc; code_is 0; out_is '{"states": {"words_seen": 9}}'; end
 begin "stream: a missing input"; run run --input nope.txt wc.stc; code_is 66
 err_is "stc: cannot read input 'nope.txt': No such file or directory"; end
 begin "stream: --input for a main without input"; run run --input in.txt ok.stc; code_is 64
