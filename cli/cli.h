@@ -7,6 +7,9 @@
 
 /* Prints "out of memory"; returns CLI_EXIT_OSERR. */
 int cli_oom(void);
+/* After stc_value_to_text/json failed: "too large" (errno E2BIG, exit 70)
+ * or out of memory. */
+int cli_print_failed(void);
 /* Prints the error of a failed run; returns the exit code. */
 int cli_report_failure(int rc, const stc_result *res);
 /* A run's outcome for --verify: its JSON line or "error: ..." (malloc'd). */

@@ -206,23 +206,30 @@ int cli_report_failure(int rc, const stc_result *res)
     return rc == STC_ERUNTIME || rc == STC_ELIMIT ? CLI_EXIT_SOFTWARE : CLI_EXIT_OSERR;
 }
 
+int cli_print_failed(void)
+{
+    if (errno != E2BIG) return cli_oom();
+    fprintf(stderr, "stc: the result is too large to print (over 1 GiB of text)\n");
+    return CLI_EXIT_SOFTWARE;
+}
+
 /* Prints a successful result; returns the exit code. */
 static int cli_print_result(const stc_result *res, bool json)
 {
     if (json) {
         char *line = stc_result_to_json(res);
-        if (!line) return cli_oom();
+        if (!line) return cli_print_failed();
         printf("%s\n", line);
         free(line);
         return CLI_EXIT_OK;
     }
     char *text = stc_value_to_text(stc_result_value(res));
-    if (!text) return cli_oom();
+    if (!text) return cli_print_failed();
     printf("%s\n", text);
     free(text);
     for (size_t i = 0; i < stc_result_state_count(res); i++) {
         text = stc_value_to_text(stc_result_state(res, i));
-        if (!text) return cli_oom();
+        if (!text) return cli_print_failed();
         const char *name = stc_result_state_name(res, i);
         printf("%s = %s\n", name ? name : "?", text);
         free(text);

@@ -113,7 +113,9 @@ static int cli_sink_fn(void *ud, long long index, stc_value v, stc_ctx *cx)
     size_t n;
     const char *raw = !k->json && v.tag == STC_T_STR ? stc_value_str(v, &n) : NULL;
     char *text = raw ? NULL : k->json ? stc_value_to_json(v) : stc_value_to_text(v);
-    if (!raw && !text) return stc_ctx_error(cx, "the result cannot be printed (out of memory or too large)");
+    if (!raw && !text)
+        return errno == E2BIG ? stc_ctx_error(cx, "the result is too large to print (over 1 GiB of text)")
+                              : STC_ENOMEM;
     if (text) n = strlen(text);
     int rc = 0;
     if (k->collect) {
@@ -145,7 +147,8 @@ static int cli_print_final(const stc_result *res, bool json, cli_sink *k)
     bool streamed = stc_result_streamed(res);
     if (json && !streamed) {
         char *line = stc_result_to_json(res);
-        int rc = line ? cli_emit(k, line, strlen(line)) : -1;
+        if (!line) return cli_print_failed();
+        int rc = cli_emit(k, line, strlen(line));
         free(line);
         return rc ? cli_oom() : CLI_EXIT_OK;
     }
@@ -155,7 +158,11 @@ static int cli_print_final(const stc_result *res, bool json, cli_sink *k)
     int rc = 0;
     if (!streamed) {
         char *text = stc_value_to_text(stc_result_value(res));
-        rc = text ? cli_emit(k, text, strlen(text)) : -1;
+        if (!text) {
+            free(line);
+            return cli_print_failed();
+        }
+        rc = cli_emit(k, text, strlen(text));
         free(text);
     }
     if (json) len = (size_t)sprintf(line, "{\"states\": {");

@@ -73,16 +73,17 @@ char *stc_result_to_json(const stc_result *r)
 {
     if (!r) return NULL;
     buf b = BUF_INIT;
+    /* The whole line is held to VAL_PRINT_MAX: NULL (E2BIG) beyond, like stc_value_to_json. */
     buf_puts(&b, "{\"result\": ");
-    val_print_json(&b, r->value);
+    int rc = val_print_json(&b, r->value, VAL_PRINT_MAX - b.len);
     buf_puts(&b, ", \"states\": {");
-    for (size_t i = 0; i < r->nstates; i++) {
+    for (size_t i = 0; rc == 0 && i < r->nstates; i++) {
         if (i) buf_puts(&b, ", ");
         buf_printf(&b, "\"%s\": ", r->names[i]); /* thread names are identifiers: no escaping */
-        val_print_json(&b, r->states[i]);
+        rc = b.len < VAL_PRINT_MAX ? val_print_json(&b, r->states[i], VAL_PRINT_MAX - b.len) : STC_ELIMIT;
     }
     buf_puts(&b, "}}");
-    return buf_take(&b);
+    return val_print_take(&b, rc);
 }
 
 stc_error_info stc_result_error(const stc_result *r)

@@ -487,8 +487,11 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
         eval_unbind(fr, alt->vars, alt->nvars);
         return rc;
     }
-    char *text = stc_value_to_text(v);
+    /* Quote a long value only in part: its text may be huge. */
+    buf b = BUF_INIT;
+    val_print_text_brief(&b, v, VAL_PRINT_BRIEF);
     stc_value_release(v);
+    char *text = buf_take(&b);
     if (!text) return eval_oom(cx, e->loc);
     rc = eval_error(cx, STC_ERUNTIME, e->loc, "no case alternative matches %s", text);
     free(text);

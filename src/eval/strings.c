@@ -158,11 +158,18 @@ static int str_split(eval_ctx *cx, ir_loc loc, stc_value s, stc_value sep, stc_v
 
 /* ---- str, concat ------------------------------------------------------------ */
 
+/* str(v) is at most VAL_PRINT_MAX bytes, as stc run can print: a value with
+ * much sharing can have a text far beyond memory (a list holding one
+ * sublist twice, nested 40 times, has 2^40 leaves). */
 static int str_str(eval_ctx *cx, ir_loc loc, stc_value v, stc_value *out)
 {
     buf b = BUF_INIT;
-    val_print_text(&b, v);
-    stc_value r = buf_ok(&b) ? stc_value_new_str(b.data ? b.data : "", b.len) : (stc_value){.tag = STC_T_INVALID};
+    int rc = val_print_text(&b, v, VAL_PRINT_MAX);
+    if (rc == STC_ELIMIT) {
+        buf_free(&b);
+        return eval_error(cx, STC_ELIMIT, loc, "str: value too large to print (over %zu bytes)", (size_t)VAL_PRINT_MAX);
+    }
+    stc_value r = rc == 0 ? stc_value_new_str(b.data ? b.data : "", b.len) : (stc_value){.tag = STC_T_INVALID};
     buf_free(&b);
     if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
     *out = r;

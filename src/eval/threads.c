@@ -35,7 +35,16 @@ void *stc_ctx_user(stc_ctx *cx) { return cx && cx->def ? cx->def->user : NULL; }
 
 /* ---- Values against types --------------------------------------------------- */
 
-bool eval_value_has_type(stc_value v, ir_type *ty)
+/* A C thread may return a value with much sharing (one sublist held twice,
+ * nested 40 times, is 2^40 paths): past VAL_MEMO_AFTER containers, shared
+ * objects found to have a type are remembered with it, so each (object,
+ * type) is checked once.  The recursion is bounded by the type's depth. */
+typedef struct eval_type_walk {
+    val_memo memo;
+    size_t steps;
+} eval_type_walk;
+
+static bool eval_has_type(eval_type_walk *w, stc_value v, ir_type *ty)
 {
     ty = ir_type_resolve(ty);
     if (!ty || ty->kind == TY_VAR) return v.tag != STC_T_INVALID;
@@ -48,20 +57,35 @@ bool eval_value_has_type(stc_value v, ir_type *ty)
     case TY_FUN: return v.tag == STC_T_FUNC;
     case TY_LIST:
         if (v.tag != STC_T_LIST) return false;
-        for (size_t i = 0; i < val_seq_len(v); i++)
-            if (!eval_value_has_type(val_seq_items(v)[i], ty->args[0])) return false;
-        return true;
+        break;
     case TY_TUPLE:
         if (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)ty->n) return false;
-        for (int i = 0; i < ty->n; i++)
-            if (!eval_value_has_type(val_seq_items(v)[i], ty->args[i])) return false;
-        return true;
+        break;
     case TY_SUM:
-        if (v.tag == STC_T_INL) return eval_value_has_type(val_box_get(v), ty->args[0]);
-        if (v.tag == STC_T_INR) return eval_value_has_type(val_box_get(v), ty->args[1]);
-        return false;
+        if (v.tag != STC_T_INL && v.tag != STC_T_INR) return false;
+        break;
     default: return false;
     }
+    bool memo = ++w->steps >= VAL_MEMO_AFTER && val_obj_shared(v.as.obj);
+    if (memo && val_memo_get(&w->memo, v.as.obj, ty, NULL, NULL)) return true;
+    bool ok = true;
+    if (ty->kind == TY_LIST) {
+        for (size_t i = 0; ok && i < val_seq_len(v); i++) ok = eval_has_type(w, val_seq_items(v)[i], ty->args[0]);
+    } else if (ty->kind == TY_TUPLE) {
+        for (int i = 0; ok && i < ty->n; i++) ok = eval_has_type(w, val_seq_items(v)[i], ty->args[i]);
+    } else {
+        ok = eval_has_type(w, val_box_get(v), ty->args[v.tag == STC_T_INL ? 0 : 1]);
+    }
+    if (ok && memo) val_memo_put(&w->memo, v.as.obj, ty, 0, 0);
+    return ok;
+}
+
+bool eval_value_has_type(stc_value v, ir_type *ty)
+{
+    eval_type_walk w = {VAL_MEMO_INIT, 0};
+    bool ok = eval_has_type(&w, v, ty);
+    val_memo_free(&w.memo);
+    return ok;
 }
 
 /* ---- Thread calls ------------------------------------------------------------ */

@@ -236,7 +236,9 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
                 return 0;
             }
         }
-        char *text = stc_value_to_text(slots[s->src]);
+        buf b = BUF_INIT; /* quoted in part, as the evaluator does: it may be huge */
+        val_print_text_brief(&b, slots[s->src], VAL_PRINT_BRIEF);
+        char *text = buf_take(&b);
         if (!text) return eval_oom(cx, s->e->loc);
         rc = eval_error(cx, STC_ERUNTIME, s->e->loc, "no case alternative matches %s", text);
         free(text);

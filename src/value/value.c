@@ -177,32 +177,146 @@ stc_value stc_value_payload(stc_value v)
 
 void *stc_value_user(stc_value v) { return v.tag == STC_T_USER ? ((val_user *)v.as.obj)->ptr : NULL; }
 
-bool stc_value_equal(stc_value a, stc_value b)
+/* ---- Equality ----------------------------------------------------------------
+ *
+ * Iterative (values may be nested deeper than the C stack allows), with an
+ * explicit stack of the container pairs being compared.  Values share
+ * subvalues, so the tree under a pair can be exponentially larger than the
+ * objects involved; once a comparison gets big, pairs of shared objects
+ * found equal are remembered (val_memo) and not compared again, which
+ * keeps it linear in the objects for the sharing the language creates.
+ *
+ * There is no shortcut for a pair of identical lists, tuples or sums: a
+ * value holding a NaN is not equal to itself (floats compare with ==).  The
+ * memo gives the same effect without changing that: an object compared
+ * with itself once is remembered like any other pair, and a pair is only
+ * remembered after it was found equal (so it holds no NaN). */
+
+/* Strings at least this long are remembered too (a list of many references
+ * to one long string, compared with one to an equal copy). */
+#define VAL_EQ_MEMO_STR 256
+
+typedef struct val_eq_frame {
+    const stc_value *xa, *xb; /* the items (or payloads) to compare */
+    size_t n, i;              /* xa[0..i) equal xb[0..i) */
+    const stc_obj *a, *b;     /* the containers: remembered when done */
+} val_eq_frame;
+
+typedef struct val_eq {
+    val_memo memo;
+    size_t steps; /* containers opened; the memo is used from VAL_MEMO_AFTER on */
+} val_eq;
+
+enum { VAL_EQ_FALSE = 0, VAL_EQ_TRUE = 1, VAL_EQ_OPEN }; /* FALSE/TRUE: a bool result as is */
+
+static bool val_eq_memo_on(const val_eq *q, const stc_obj *a, const stc_obj *b)
 {
-    if (a.tag != b.tag) return false;
+    return q->steps >= VAL_MEMO_AFTER && val_obj_shared(a) && val_obj_shared(b);
+}
+
+/* Two scalars (tags below STC_T_STR) of the same tag. */
+static inline bool val_eq_scalar(stc_value a, stc_value b)
+{
     switch (a.tag) {
-    case STC_T_INVALID:
-    case STC_T_UNIT: return true;
     case STC_T_INT: return a.as.i == b.as.i;
     case STC_T_FLOAT: return a.as.f == b.as.f;
     case STC_T_BOOL: return a.as.b == b.as.b;
-    case STC_T_STR:
-        return val_as_str(a)->len == val_as_str(b)->len &&
-               memcmp(val_as_str(a)->data, val_as_str(b)->data, val_as_str(a)->len) == 0;
-    case STC_T_LIST:
-    case STC_T_TUPLE: {
-        size_t n = val_seq_len(a);
-        if (n != val_seq_len(b)) return false;
-        for (size_t i = 0; i < n; i++)
-            if (!stc_value_equal(val_seq_items(a)[i], val_seq_items(b)[i])) return false;
-        return true;
+    default: return true; /* invalid, unit */
     }
+}
+
+/* Compares what can be compared at once; VAL_EQ_OPEN with *f set up for a
+ * pair of containers whose items are still to compare. */
+static int val_eq_step(val_eq *q, stc_value a, stc_value b, val_eq_frame *f)
+{
+    if (a.tag != b.tag) return VAL_EQ_FALSE;
+    switch (a.tag) {
+    case STC_T_INVALID:
+    case STC_T_UNIT:
+    case STC_T_INT:
+    case STC_T_FLOAT:
+    case STC_T_BOOL: return val_eq_scalar(a, b);
+    case STC_T_STR: {
+        const val_str *x = val_as_str(a), *y = val_as_str(b);
+        if (x == y) return VAL_EQ_TRUE; /* no NaN in a string */
+        if (x->len != y->len) return VAL_EQ_FALSE;
+        bool memo = x->len >= VAL_EQ_MEMO_STR && val_eq_memo_on(q, a.as.obj, b.as.obj);
+        if (memo && val_memo_get(&q->memo, x, y, NULL, NULL)) return VAL_EQ_TRUE;
+        if (memcmp(x->data, y->data, x->len) != 0) return VAL_EQ_FALSE;
+        if (memo) val_memo_put(&q->memo, x, y, 0, 0);
+        return VAL_EQ_TRUE;
+    }
+    case STC_T_LIST:
+    case STC_T_TUPLE:
+        if (val_seq_len(a) != val_seq_len(b)) return VAL_EQ_FALSE;
+        if (val_seq_len(a) == 0) return VAL_EQ_TRUE;
+        *f = (val_eq_frame){val_seq_items(a), val_seq_items(b), val_seq_len(a), 0, a.as.obj, b.as.obj};
+        break;
     case STC_T_INL:
-    case STC_T_INR: return stc_value_equal(val_box_get(a), val_box_get(b));
+    case STC_T_INR:
+        *f = (val_eq_frame){&((const val_box *)a.as.obj)->v, &((const val_box *)b.as.obj)->v, 1, 0,
+                            a.as.obj, b.as.obj};
+        break;
     case STC_T_FUNC:
     case STC_T_USER: return a.as.obj == b.as.obj;
+    default: return VAL_EQ_FALSE;
     }
-    return false;
+    q->steps++;
+    if (val_eq_memo_on(q, f->a, f->b) && val_memo_get(&q->memo, f->a, f->b, NULL, NULL)) return VAL_EQ_TRUE;
+    return VAL_EQ_OPEN;
+}
+
+#define VAL_EQ_INLINE 32 /* frames on the C stack: nesting beyond this allocates */
+
+static bool val_eq_walk(val_eq *q, stc_value a, stc_value b)
+{
+    val_eq_frame inline_st[VAL_EQ_INLINE], *st = inline_st, f;
+    size_t top = 0, cap = VAL_EQ_INLINE;
+    bool eq = true;
+    for (;;) {
+        int r = val_eq_step(q, a, b, &f);
+        if (r == VAL_EQ_FALSE) { eq = false; break; }
+        if (r == VAL_EQ_OPEN) {
+            if (top == cap) {
+                val_eq_frame *bigger = cap <= SIZE_MAX / 2 / sizeof *st
+                                       ? realloc(st == inline_st ? NULL : st, 2 * cap * sizeof *st) : NULL;
+                if (!bigger) {
+                    /* Out of memory for the stack: compare this pair in a
+                     * nested walk (its own inline stack, the same memo). */
+                    if (!val_eq_walk(q, a, b)) { eq = false; break; }
+                    goto next;
+                }
+                if (st == inline_st) memcpy(bigger, inline_st, sizeof inline_st);
+                st = bigger;
+                cap *= 2;
+            }
+            st[top++] = f;
+        }
+    next:
+        /* The next pair to compare: the next item of the innermost open
+         * container; containers whose items are all equal are done. */
+        while (top > 0 && st[top - 1].i == st[top - 1].n) {
+            val_eq_frame *d = &st[--top];
+            if (val_eq_memo_on(q, d->a, d->b)) val_memo_put(&q->memo, d->a, d->b, 0, 0);
+        }
+        if (top == 0) break;
+        val_eq_frame *cur = &st[top - 1];
+        a = cur->xa[cur->i];
+        b = cur->xb[cur->i];
+        cur->i++;
+    }
+    if (st != inline_st) free(st);
+    return eq;
+}
+
+bool stc_value_equal(stc_value a, stc_value b)
+{
+    val_eq q = {VAL_MEMO_INIT, 0};
+    if (a.tag != b.tag) return false;
+    if (a.tag < STC_T_STR) return val_eq_scalar(a, b); /* the common case: no walk */
+    bool eq = val_eq_walk(&q, a, b);
+    val_memo_free(&q.memo);
+    return eq;
 }
 
 int val_compare(stc_value a, stc_value b)

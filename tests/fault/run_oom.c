@@ -87,6 +87,10 @@ static const char *progs[] = {
     "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\nthread a = acc init 0\nthread b = acc init 0\n"
     "main = smap(fn x => case (if x % 3 == 0 then inl a(x) else inr [x]) of inl v => b(v) | inr l => len(l),"
     " [1, 2, 3, 4, 5, 6])\n",
+    /* values with sharing: equality and str() use memo tables past 4096 steps (finding 3) */
+    "fun d(x) = [x, x]\nfun d8(x) = d(d(d(d(d(d(d(d(x))))))))\n"
+    "main = let x = d8(d8(1.5)) in (x == d8(d8(1.5)), x == x, len(str(d8(d(d(d(d(d(1)))))))),"
+    " smap(fn k => d8(d8(k)) == d8(d8(2)), [1, 2]))\n",
 };
 
 typedef struct oom_mode {

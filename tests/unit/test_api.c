@@ -1,5 +1,6 @@
 /* test_api.c - the public C API end to end: env, C threads, compile,
  * builder, run, results, diagnostics. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -246,4 +247,54 @@ TEST(api_builder_let_case_if)
     free(t);
     stc_result_free(res);
     stc_program_free(prog);
+}
+
+/* ---- values with sharing from a C thread (fuzz finding 3) ---- */
+
+/* in -> d^40(in), d(x) = [x, x]: 40 objects, 2^40 leaves. */
+static int sharer_fn(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)state;
+    (void)cx;
+    stc_value x = *in;
+    for (int i = 0; i < 40 && x.tag != STC_T_INVALID; i++)
+        x = stc_value_new_list(2, (stc_value[]){stc_value_retain(x), x});
+    *out = x;
+    return x.tag == STC_T_INVALID ? STC_ENOMEM : 0;
+}
+
+TEST(api_shared_values_from_c_thread)
+{
+    /* The runtime checks the value against the declared type (once per
+     * object), compares it and refuses to print it, all at once. */
+    char type[200] = "int -> ";
+    for (int i = 0; i < 40; i++) strcat(type, "[");
+    strcat(type, "int");
+    for (int i = 0; i < 40; i++) strcat(type, "]");
+    stc_env *env = stc_env_new();
+    stc_thread_def def = {.name = "sharer", .fn = sharer_fn, .type = type, .access = STC_PURE};
+    CHECK_INT(stc_env_add_thread(env, &def), 0);
+    char *out = run_json(env, "thread s = sharer\nmain = (len(s(1)), s(1) == s(1), s(1) != s(2))", 0);
+    CHECK_STR(out, "{\"result\": [2, true, true], \"states\": {\"s\": null}}");
+    free(out);
+    out = run_json(env, "thread s = sharer\nmain = smap(fn x => s(x) == s(1), [2, 1])", 0);
+    CHECK_STR(out, "{\"result\": [false, true], \"states\": {\"s\": null}}");
+    free(out);
+    out = run_json(env, "thread s = sharer\nmain = len(str(s(1)))", STC_ERUNTIME);
+    CHECK_STR(out, "t.stc:2:12: error: str: value too large to print (over 1073741824 bytes)");
+    free(out);
+    /* A result too large to print: the run succeeds, printing fails. */
+    stc_program *prog = NULL;
+    const char *src = "thread s = sharer\nmain = s(3)";
+    CHECK_INT(stc_compile(env, src, strlen(src), "t.stc", &prog, NULL), 0);
+    stc_result *res = NULL;
+    CHECK_INT(stc_run(prog, NULL, &res), 0);
+    errno = 0;
+    CHECK(stc_result_to_json(res) == NULL);
+    CHECK_INT(errno, E2BIG);
+    CHECK(stc_value_to_text(stc_result_value(res)) == NULL);
+    CHECK_INT(errno, E2BIG);
+    stc_result_free(res);
+    stc_program_free(prog);
+    stc_env_free(env);
 }
