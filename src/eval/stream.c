@@ -20,7 +20,7 @@ static const stc_value eval_unit = {.tag = STC_T_UNIT};
 /* Turns a source or sink failure into the evaluator's error. */
 static int eval_stream_fail(eval_ctx *cx, int code, struct stc_ctx *ccx, ir_loc loc, const char *what)
 {
-    if (ccx->error_oom) {
+    if (ccx->error_oom || (code == STC_ENOMEM && !ccx->message)) {
         free(ccx->message);
         return eval_oom(cx, loc);
     }

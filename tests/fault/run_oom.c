@@ -93,6 +93,46 @@ static const char *progs[] = {
     " smap(fn k => d8(d8(k)) == d8(d8(2)), [1, 2]))\n",
 };
 
+/* Stream programs (fun main(xs)): run with a source of 40 strs "0".."39"
+ * and a sink that collects the results; source and sink allocate too. */
+static const char *stream_progs[] = {
+    "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\nthread a = acc init 0\n"
+    "fun main(lines) = smap(fn l => concat(str(a(parse_int(l))), l), lines)\n",
+    "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\nthread a = acc init 0\nthread b = acc init 1\n"
+    "fun main(lines) = smap(fn l => let n = parse_int(l) in if n == 33 then b(n / 0) else a(len(words(l)) + n),"
+    " lines)\n",
+    "fun main(lines) = let n = len(lines) in smap(fn l => concat(l, str(n)), lines)\n",
+};
+
+typedef struct oom_io {
+    int next;
+    char text[4096];
+    size_t len;
+} oom_io;
+
+static int oom_source(void *ud, stc_value *item, stc_ctx *cx)
+{
+    (void)cx;
+    oom_io *io = ud;
+    if (io->next == 40) return 0;
+    char s[16];
+    int n = snprintf(s, sizeof s, "%d", io->next++);
+    *item = stc_value_new_str(s, (size_t)n);
+    return item->tag == STC_T_INVALID ? STC_ENOMEM : 1;
+}
+
+static int oom_sink(void *ud, long long index, stc_value v, stc_ctx *cx)
+{
+    (void)index;
+    oom_io *io = ud;
+    char *t = stc_value_to_text(v);
+    (void)cx;
+    if (!t) return STC_ENOMEM;
+    io->len += (size_t)snprintf(io->text + io->len, sizeof io->text - io->len, "%s;", t);
+    free(t);
+    return 0;
+}
+
 typedef struct oom_mode {
     const char *name;
     stc_run_opts opts;
@@ -103,12 +143,21 @@ typedef struct oom_mode {
 static char *oom_run(stc_program *prog, const stc_run_opts *opts, int *rc)
 {
     stc_result *res = NULL;
-    *rc = stc_run(prog, opts, &res);
+    oom_io io = {0};
+    if (stc_program_takes_input(prog))
+        *rc = stc_run_stream(prog, opts, &(stc_stream){oom_source, &io, oom_sink, &io}, &res);
+    else
+        *rc = stc_run(prog, opts, &res);
     atomic_store(&oom_armed, -1); /* the harness's own allocations must not fail */
-    char *txt = NULL;
+    char *txt = NULL, *out = NULL;
     if (res) txt = *rc == 0 ? stc_result_to_json(res) : stc_result_error_format(res);
+    if (txt) { /* the sink's part first */
+        size_t n = io.len + strlen(txt) + 2;
+        if ((out = malloc(n))) snprintf(out, n, "%s|%s", io.text, txt);
+    }
+    free(txt);
     stc_result_free(res);
-    return txt;
+    return out;
 }
 
 int main(void)
@@ -123,10 +172,12 @@ int main(void)
         {"1 worker", {.workers = 1}},
         {"2 workers", {.workers = 2, .queue_capacity = 1}},
     };
-    for (size_t k = 0; k < sizeof progs / sizeof *progs; k++) {
+    size_t nprogs = sizeof progs / sizeof *progs, nstream = sizeof stream_progs / sizeof *stream_progs;
+    for (size_t k = 0; k < nprogs + nstream; k++) {
+        const char *src = k < nprogs ? progs[k] : stream_progs[k - nprogs];
         stc_program *prog = NULL;
         stc_diags *d = NULL;
-        if (stc_compile(env, progs[k], strlen(progs[k]), "f.stc", &prog, &d) != 0) {
+        if (stc_compile(env, src, strlen(src), "f.stc", &prog, &d) != 0) {
             char *m = stc_diags_format(d);
             printf("FAIL program %zu does not compile: %s\n", k, m ? m : "?");
             free(m);
