@@ -15,6 +15,8 @@
 #include <stdlib.h>
 
 #include "flow/flow_internal.h"
+#include "sched/sched.h"
+#include "trace/trace.h"
 #include "value/value.h"
 
 typedef struct flow_tasks {
@@ -120,9 +122,12 @@ static sched_status flow_task_run(void *ud, int stage, sched_batch *b, int worke
     cx->stack_base = 0;
     cx->item = t->item;
     cx->thread = t->thread;
+    uint64_t t0 = t->rt->trace ? sched_now_ns() : 0;
+    int ran = 0;
     for (int i = 0; i < t->n; i++) {
         if (t->plan->group[i] != (int)b->seq) continue;
         cx->depth = t->base_depth;
+        ran++;
         if (eval_expr(cx, t->e->u.agg.items[i], t->fr, &t->out[i]) == 0) continue;
         pthread_mutex_lock(&t->lock);
         if (t->err_index < 0 || i < t->err_index) {
@@ -136,9 +141,17 @@ static sched_status flow_task_run(void *ud, int stage, sched_batch *b, int worke
         cx->err = (eval_err){.item = -1};
         /* Not SCHED_STOP: that would drop the groups after this one, but
          * their items may come before the failed one in the tuple. */
-        return SCHED_CONTINUE;
+        break;
     }
+    /* One slice per group: its items, and the group number as the batch. */
+    if (t->rt->trace) trace_slice(t->rt->trace, worker, "tuple task", "task", t0, sched_now_ns(), ran, (long long)b->seq);
     return SCHED_CONTINUE;
+}
+
+static void flow_task_idle(void *ud, int worker, uint64_t t0, uint64_t t1)
+{
+    flow_tasks *t = ud;
+    trace_slice(t->rt->trace, worker, "parked", "sched", t0, t1, -1, -1);
 }
 
 int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
@@ -163,7 +176,8 @@ int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_val
     static const bool parallel[1] = {false};
     sched_pipeline pl = {.nstages = 1, .serial = parallel, .run = flow_task_run, .source = flow_task_source,
                          .release = flow_task_release, .ud = &t, .max_batches = tp->ngroups,
-                         .perturb_seed = rt->perturb_seed, .watchdog_ms = rt->watchdog_ms};
+                         .perturb_seed = rt->perturb_seed, .watchdog_ms = rt->watchdog_ms,
+                         .on_idle = rt->trace ? flow_task_idle : NULL};
     int rc = sched_run(rt->pool, &pl);
     pthread_mutex_destroy(&t.lock);
     rt->stats.task_groups++;

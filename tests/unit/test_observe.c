@@ -151,6 +151,20 @@ TEST(observe_trace_is_valid_json_with_tracks_and_slices)
         CHECK_CONTAINS(text, "{\"name\": \"hi (line 9)\"");
         CHECK_CONTAINS(text, "{\"name\": \"z (line 9)\"");
         free(text);
+        /* Tuple items run as tasks: a slice per group. */
+        stc_program *tp = observe_compile(env, "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0.0\n"
+                                               "thread b = acc init 0.0\nmain = (a(sin_iter(1000, 1.0)), b(2.0))\n");
+        CHECK(tp != NULL);
+        if (tp) {
+            CHECK_INT(stc_run(tp, &(stc_run_opts){.workers = 2, .trace_path = path}, &res), 0);
+            CHECK_INT(stc_result_stats(res).task_groups, 1);
+            stc_result_free(res);
+            text = observe_read(path);
+            CHECK(text && json_valid(text));
+            CHECK_CONTAINS(text, "{\"name\": \"tuple task\", \"cat\": \"task\", \"ph\": \"X\"");
+            free(text);
+        }
+        stc_program_free(tp);
         /* An unwritable path is an I/O error, and nothing runs. */
         CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2, .trace_path = "/nonexistent/dir/t.json"}, &res),
                   STC_EIO);
