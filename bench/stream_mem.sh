@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# bench/stream_mem.sh - does a stream program run in constant memory and at
+# a constant rate? The issue's target: "A 10,000,000-line stream through 5
+# threads: peak RSS within 5% of the same pipeline on 100,000 lines
+# (/usr/bin/time -v), and items/s within 10% between the two."
+#
+#   bash bench/stream_mem.sh [--runs N] [--workers N] [--build DIR] [--dir DIR]
+#                            [--small LINES] [--large LINES] [--sample]
+#
+#   --runs N       runs per measurement, the median is reported (default 3)
+#   --workers N    the worker count of the target (default 2); a 1-worker
+#                  row is measured too, for reference
+#   --build DIR    the build holding stc and examples/logstats/gen_log
+#                  (default build, the RelWithDebInfo -O2 build)
+#   --dir DIR      where the inputs are made, once (default /tmp/stc-stream-mem)
+#   --small LINES  lines of the small input (default 100000)
+#   --large LINES  lines of the large input (default 10000000, 600 MB)
+#   --sample       one more run on the large input at --workers N, its exact
+#                  RSS (page tables: /proc/PID/smaps_rollup) sampled every
+#                  second: does anything grow while the stream runs?
+#
+# Each run is
+#   setarch -R /usr/bin/time -v STC run --quiet --stats --workers W \
+#       --input FILE examples/logstats/logstats.stc > /dev/null
+# --stats costs nothing: it prints counters the runtime keeps anyway.
+# setarch -R turns address-space randomisation off: with it on, the peak
+# RSS of the very same run varies by +-10% (stc check alone: 1820 to 2216
+# KB), more than the 5% the target allows. Even so, at 2 workers the peak
+# RSS varies from run to run between about 2.3 and 2.85 MB, in 128 KB
+# steps, at every input size from 100,000 to 10,000,000 lines (the second
+# worker's malloc arena); at 1 worker it does not vary. So a 5% verdict on
+# medians of 3 at 2 workers is at the noise floor: see the ranges, the
+# 1-worker verdict and --sample.
+# Prints per input and worker count the medians of wall time, items/s
+# (lines / wall), items per CPU second, peak RSS (and its range over the
+# runs), CPU time and the runtime's peak items in flight, then the ratios
+# large/small against the target at --workers N (these decide the exit
+# status: 1 when one is missed) and at 1 worker for reference. Our VMs
+# are shared: the load average is printed; rerun before believing a miss
+# of throughput.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=3 workers=2 build=build dir=/tmp/stc-stream-mem small=100000 large=10000000 sample=0
+usage() { sed -n '2,41s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+        --workers) workers=${2:?--workers needs a number}; shift 2 ;;
+        --build) build=${2:?--build needs a directory}; shift 2 ;;
+        --dir) dir=${2:?--dir needs a directory}; shift 2 ;;
+        --small) small=${2:?--small needs a number}; shift 2 ;;
+        --large) large=${2:?--large needs a number}; shift 2 ;;
+        --sample) sample=1; shift ;;
+        -h|--help) usage 0 ;;
+        *) echo "stream_mem.sh: unknown option '$1'" >&2; usage 64 >&2 ;;
+    esac
+done
+[ -n "${EPOCHREALTIME:-}" ] || { echo "stream_mem.sh: needs bash 5 or later" >&2; exit 1; }
+for v in "$runs" "$workers" "$small" "$large"; do
+    [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "stream_mem.sh: '$v' is not a positive number" >&2; exit 64; }
+done
+stc=$build/stc
+gen=$build/examples/logstats/gen_log
+prog=examples/logstats/logstats.stc
+for f in "$stc" "$gen"; do
+    [ -x "$f" ] || { echo "stream_mem.sh: no $f; build with: cmake -S . -B $build && cmake --build $build" >&2; exit 1; }
+done
+[ -x /usr/bin/time ] || { echo "stream_mem.sh: needs GNU time (apt-get install time)" >&2; exit 1; }
+norand=(setarch -R)
+if ! setarch -R true 2>/dev/null; then
+    echo "stream_mem.sh: setarch -R unavailable; peak RSS will be noisier (+-10%)" >&2
+    norand=()
+fi
+mkdir -p "$dir"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# ---- Inputs: made once, deterministic (seed 1; the small one is a prefix of the large one)
+
+input() { # input LINES: prints the path of a log of LINES lines, made if missing
+    local f=$dir/access-$1.log
+    if [ ! -f "$f" ] || [ "$(wc -l <"$f")" -ne "$1" ]; then
+        echo "stream_mem.sh: making $f ($1 lines)" >&2
+        "$gen" "$1" 1 >"$f.part" && mv "$f.part" "$f"
+    fi
+    echo "$f"
+}
+small_f=$(input "$small")
+large_f=$(input "$large")
+
+# ---- Measurements
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# measure LINES FILE W: runs the program $runs times; sets m_wall m_ips
+# m_rss m_cpu m_flight (medians) and prints one table row.
+measure() {
+    local lines=$1 file=$2 w=$3 r t0 t1
+    : >"$tmp/wall"; : >"$tmp/rss"; : >"$tmp/cpu"; : >"$tmp/flight"
+    for ((r = 1; r <= runs; r++)); do
+        t0=$EPOCHREALTIME
+        "${norand[@]}" /usr/bin/time -v -o "$tmp/time" "$stc" run --quiet --stats --workers "$w" --input "$file" "$prog" \
+            >/dev/null 2>"$tmp/err" ||
+            { echo "stream_mem.sh: stc failed on $file:" >&2; cat "$tmp/err" "$tmp/time" >&2; exit 1; }
+        t1=$EPOCHREALTIME
+        grep -q "items $lines," "$tmp/err" ||
+            { echo "stream_mem.sh: stc did not stream $lines items:" >&2; cat "$tmp/err" >&2; exit 1; }
+        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }' >>"$tmp/wall"
+        awk -F': ' '/Maximum resident set size/ { print $2 }' "$tmp/time" >>"$tmp/rss"
+        awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f\n", u + s }' "$tmp/time" >>"$tmp/cpu"
+        sed -n 's/.*peak in flight \([0-9]*\).*/\1/p' "$tmp/err" >>"$tmp/flight"
+    done
+    m_wall=$(median <"$tmp/wall")
+    m_rss=$(median <"$tmp/rss")
+    m_cpu=$(median <"$tmp/cpu")
+    m_flight=$(median <"$tmp/flight")
+    m_ips=$(awk -v n="$lines" -v t="$m_wall" 'BEGIN { printf "%.0f", n / t }')
+    local cpu_ips rss_range
+    cpu_ips=$(awk -v n="$lines" -v t="$m_cpu" 'BEGIN { printf "%.0f", n / t }')
+    rss_range=$(sort -n "$tmp/rss" | sed -n '1p;$p' | paste -sd-)
+    printf '%10s %7s %9.3f %9s %11s %11s %13s %7s %9s\n' "$lines" "$w" "$m_wall" "$m_ips" "$cpu_ips" \
+        "$m_rss" "$rss_range" "$m_cpu" "$m_flight"
+}
+
+echo "stc stream memory: $prog, $runs runs each, medians; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%10s %7s %9s %9s %11s %11s %13s %7s %9s\n' lines workers "wall s" "items/s" "items/cpu-s" \
+    "peak RSS KB" "RSS range" "cpu s" "in flight"
+measure "$small" "$small_f" "$workers"; s_rss=$m_rss s_ips=$m_ips
+measure "$large" "$large_f" "$workers"; l_rss=$m_rss l_ips=$m_ips
+if [ "$workers" != 1 ]; then
+    measure "$small" "$small_f" 1; s1_rss=$m_rss s1_ips=$m_ips
+    measure "$large" "$large_f" 1; l1_rss=$m_rss l1_ips=$m_ips
+fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ "$sample" = 1 ]; then
+    "${norand[@]}" "$stc" run --quiet --workers "$workers" --input "$large_f" "$prog" >/dev/null &
+    pid=$!
+    : >"$tmp/samples"
+    while sleep 1 && [ -r "/proc/$pid/smaps_rollup" ]; do
+        awk '/^Rss:/ { print $2 }' "/proc/$pid/smaps_rollup" 2>/dev/null >>"$tmp/samples" || true
+    done
+    wait "$pid" || { echo "stream_mem.sh: the sampled run failed" >&2; exit 1; }
+    # The first seconds fill the pipeline and the allocator's arenas; after
+    # that a leak would show as a rising minimum.
+    awk -v n="$large" '{ v[NR] = $1 } END {
+        if (NR < 3) { print "exact RSS: run too short to sample"; exit }
+        h = int(NR / 2); lo1 = hi1 = v[2]; lo2 = hi2 = v[h + 1]
+        for (i = 2; i <= h; i++) { if (v[i] < lo1) lo1 = v[i]; if (v[i] > hi1) hi1 = v[i] }
+        for (i = h + 1; i <= NR; i++) { if (v[i] < lo2) lo2 = v[i]; if (v[i] > hi2) hi2 = v[i] }
+        printf "exact RSS of a %d-line run, %d samples 1 s apart (KB): first %d; first half (from 2 s) %d-%d; second half %d-%d; last %d\n", n, NR, v[1], lo1, hi1, lo2, hi2, v[NR]
+    }' "$tmp/samples"
+fi
+
+# ---- The target, at --workers N
+
+verdict() { # verdict NAME RATIO TOLERANCE: prints the line, returns 1 on a miss
+    awk -v name="$1" -v r="$2" -v tol="$3" -v large="$large" -v small="$small" 'BEGIN {
+        ok = r >= 1 - tol && r <= 1 + tol
+        printf "%-10s %d/%d lines: %.3f  (target within %d%%: %s)\n", name, large, small, r, tol * 100, ok ? "ok" : "MISSED"
+        exit !ok
+    }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'; }
+echo "at $workers workers (the target):"
+ok=0
+verdict "peak RSS" "$(ratio "$l_rss" "$s_rss")" 0.05 || ok=1
+verdict "items/s" "$(ratio "$l_ips" "$s_ips")" 0.10 || ok=1
+if [ "$workers" != 1 ]; then
+    # For reference only: one worker has no second malloc arena, so its
+    # peak RSS does not vary from run to run.
+    echo "at 1 worker (reference, not part of the exit status):"
+    verdict "peak RSS" "$(ratio "$l1_rss" "$s1_rss")" 0.05 || true
+    verdict "items/s" "$(ratio "$l1_ips" "$s1_ips")" 0.10 || true
+fi
+exit "$ok"
