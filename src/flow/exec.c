@@ -58,6 +58,11 @@ typedef struct flow_job {
     ir_loc loc;
     const char *thread;       /* the thread running the smap, if any (for errors) */
     flow_plan_prof *prof;     /* NULL unless profiling or tracing */
+    /* Branch stages a batch may skip (sched_batch.skip): for stage t,
+     * decided_at[t] is the stage after which it is known whether any item
+     * of a batch needs it (-1: always needed), and its guard flags are
+     * skip_flags[skip_first[t] .. skip_first[t + 1]). */
+    int *decided_at, *skip_first, *skip_flags;
     /* ---- */
     size_t next;              /* next item to hand out (the source is serial) */
     bool src_end, src_failed; /* streams: the source ended / failed (the source's) */
@@ -315,6 +320,74 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
     return status;
 }
 
+/* After stage s: the branch stages none of the batch's items is routed to. */
+static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sched_batch *sb)
+{
+    const flow_plan *pl = job->plan;
+    for (int t = s + 1; t < pl->nstages && t < 64; t++) {
+        if (job->decided_at[t] != s) continue;
+        bool needed = false;
+        for (int i = 0; i < b->n && !needed; i++) {
+            if (b->dead[i]) continue;
+            const uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
+            for (int k = job->skip_first[t]; k < job->skip_first[t + 1] && !needed; k++)
+                needed = flags[job->skip_flags[k]] != 0;
+        }
+        if (!needed) sb->skip |= (uint64_t)1 << t;
+    }
+}
+
+/* Fills job->decided_at and friends; -1 when out of memory (then no stage
+ * is ever skipped: correct, only slower). */
+static int flow_skips_init(flow_job *job)
+{
+    const flow_plan *pl = job->plan;
+    int ns = pl->nstages, nsteps = pl->nsteps;
+    int *stage_of = malloc(((size_t)nsteps + 1) * sizeof *stage_of);
+    job->decided_at = malloc(((size_t)ns + 1) * sizeof *job->decided_at);
+    job->skip_first = malloc(((size_t)ns + 2) * sizeof *job->skip_first);
+    job->skip_flags = malloc(((size_t)nsteps + 1) * sizeof *job->skip_flags);
+    if (!stage_of || !job->decided_at || !job->skip_first || !job->skip_flags) {
+        free(stage_of);
+        free(job->decided_at), free(job->skip_first), free(job->skip_flags);
+        job->decided_at = job->skip_first = job->skip_flags = NULL;
+        return -1;
+    }
+    for (int t = 0; t < ns; t++)
+        for (int k = pl->stages[t].first; k < pl->stages[t].first + pl->stages[t].count; k++) stage_of[k] = t;
+    int nf = 0;
+    bool any = false;
+    for (int t = 0; t < ns; t++) {
+        const flow_stage *st = &pl->stages[t];
+        job->skip_first[t] = nf;
+        int at = st->serial && t < 64 && st->count > 0 ? 0 : -1;
+        for (int k = st->first; at >= 0 && k < st->first + st->count; k++) {
+            int g = pl->steps[k].guard;
+            int sel = -1;
+            for (int j = 0; g >= 0 && j < nsteps && sel < 0; j++) {
+                const flow_step *x = &pl->steps[j];
+                int nalts = x->kind == FS_SELECT_IF ? 2 : x->kind == FS_SELECT_CASE ? x->e->u.cas.nalts : 0;
+                if (nalts && g >= x->flag0 && g < x->flag0 + nalts) sel = stage_of[j];
+            }
+            if (sel < 0 || sel >= t) at = -1; /* unguarded, or decided in this very stage */
+            else {
+                if (sel > at) at = sel;
+                job->skip_flags[nf++] = g;
+            }
+        }
+        if (at < 0) nf = job->skip_first[t];
+        job->decided_at[t] = at;
+        any |= at >= 0;
+    }
+    job->skip_first[ns] = nf;
+    free(stage_of);
+    if (!any) {
+        free(job->decided_at), free(job->skip_first), free(job->skip_flags);
+        job->decided_at = job->skip_first = job->skip_flags = NULL;
+    }
+    return 0;
+}
+
 static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
 {
     flow_job *job = ud;
@@ -356,6 +429,7 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
         /* Frames of items that died before loading hold units: harmless. */
         b->loaded = true;
     }
+    if (job->decided_at) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();
     b->busy_ns += t1 - t0;
     if (job->prof) {
@@ -587,6 +661,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     }
     job.prof = prof;
     if (prof && prof->order < 0) prof->order = rt->npipelines++;
+    flow_skips_init(&job); /* no skipping when out of memory */
     uint64_t start = flow_now_ns();
     atomic_init(&job.ns_per_item, 0);
     atomic_init(&job.live, 0);
@@ -603,6 +678,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     if (prof) prof->wall_ns += flow_now_ns() - start;
     pthread_mutex_destroy(&job.err_lock);
     free(serial);
+    free(job.decided_at), free(job.skip_first), free(job.skip_flags);
     rt->stats.smaps_parallel++;
     size_t nread = s ? job.next : n;
     if (count) *count = (long long)nread;

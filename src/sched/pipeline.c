@@ -136,6 +136,51 @@ static bool sched_is_dropped(sched_job *job, const sched_batch *b)
     return b->dropped || b->seq > atomic_load_explicit(&job->stop_seq, memory_order_relaxed);
 }
 
+/* Serial stage s has finished with batch next_seq: its turn passes on, past
+ * the batches that said they skip it, and the next waiting batch (if its
+ * turn has come) becomes ready.  pool->lock held. */
+static void sched_stage_next(sched_pool *pool, sched_job *job, int s)
+{
+    sched_stage_state *ss = &job->stages[s];
+    ss->next_seq++;
+    for (int i = 0; i < ss->nskips;) {
+        if (ss->skips[i] != ss->next_seq) {
+            i++;
+            continue;
+        }
+        ss->skips[i] = ss->skips[--ss->nskips];
+        ss->next_seq++;
+        i = 0;
+    }
+    if (ss->pending && ss->pending->seq == ss->next_seq) {
+        sched_batch *nb = ss->pending;
+        ss->pending = nb->next;
+        if (job->pl->wait_ns) job->pl->wait_ns[s] += sched_now_ns() - nb->queued_at;
+        sched_push_ready(pool, job, nb);
+    }
+}
+
+/* The client said b will skip the later serial stages in b->skip: those
+ * stages let later batches go first.  pool->lock held. */
+static void sched_register_skips(sched_pool *pool, sched_job *job, sched_batch *b, int s, uint64_t added)
+{
+    const sched_pipeline *pl = job->pl;
+    for (int t = s + 1; t < pl->nstages && t < 64; t++) {
+        if (!((added >> t) & 1) || !pl->serial[t]) continue;
+        sched_stage_state *ts = &job->stages[t];
+        if (ts->next_seq == b->seq) {
+            sched_stage_next(pool, job, t);
+        } else if (ts->nskips < pl->max_batches) {
+            ts->skips[ts->nskips++] = b->seq;
+        } else {
+            /* Batches that skipped t may have left the pipeline with their
+             * marks still waiting for t's turn: with the marks full, this
+             * one takes its turn at t the ordinary way. */
+            b->skip &= ~((uint64_t)1 << t);
+        }
+    }
+}
+
 /* Runs batch b from its current stage on, as far as it can go. Called and
  * returns with pool->lock held. */
 static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int worker, uint64_t *rng)
@@ -155,6 +200,10 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
             else sched_announce(pool, job); /* a token came free */
             return;
         }
+        if (s < 64 && ((b->skip >> s) & 1)) { /* nothing to do here; its turn was given away */
+            b->stage = s + 1;
+            continue;
+        }
         bool serial = pl->serial[s];
         if (serial && job->stages[s].next_seq != b->seq) {
             if (pl->wait_ns) b->queued_at = sched_now_ns();
@@ -165,22 +214,20 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
         if (!b->dropped) {
             pthread_mutex_unlock(&pool->lock);
             sched_perturb(job, rng);
+            uint64_t skip_before = b->skip;
             sched_status st = pl->run(pl->ud, s, b, worker);
             sched_perturb(job, rng);
             pthread_mutex_lock(&pool->lock);
             if (st == SCHED_STOP) sched_mark_stop(job, b->seq);
-        }
-        b->stage = s + 1;
-        if (serial) {
-            sched_stage_state *ss = &job->stages[s];
-            ss->next_seq++;
-            if (ss->pending && ss->pending->seq == ss->next_seq) {
-                sched_batch *nb = ss->pending;
-                ss->pending = nb->next;
-                if (pl->wait_ns) pl->wait_ns[s] += sched_now_ns() - nb->queued_at;
-                sched_push_ready(pool, job, nb);
+            if (b->skip != skip_before) {
+                uint64_t added = b->skip & ~skip_before;
+                added &= s >= 63 ? 0 : ~(((uint64_t)2 << s) - 1); /* later stages only */
+                b->skip = skip_before | added;
+                if (added) sched_register_skips(pool, job, b, s, added);
             }
         }
+        b->stage = s + 1;
+        if (serial) sched_stage_next(pool, job, s);
     }
 }
 
@@ -201,6 +248,7 @@ static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worke
     b->seq = job->next_seq;
     b->stage = 0;
     b->dropped = false;
+    b->skip = 0;
     b->data = NULL;
     job->source_busy = true;
     pthread_mutex_unlock(&pool->lock);

@@ -95,11 +95,14 @@ int sched_run(sched_pool *pool, const sched_pipeline *pl)
     sched_job job = {.pl = pl};
     job.stages = calloc((size_t)pl->nstages + 1, sizeof *job.stages);
     job.batches = calloc((size_t)pl->max_batches, sizeof *job.batches);
-    if (!job.stages || !job.batches) {
+    uint64_t *skips = calloc(((size_t)pl->nstages + 1) * (size_t)pl->max_batches, sizeof *skips);
+    if (!job.stages || !job.batches || !skips) {
         free(job.stages);
         free(job.batches);
+        free(skips);
         return -1;
     }
+    for (int s = 0; s < pl->nstages; s++) job.stages[s].skips = skips + (size_t)s * (size_t)pl->max_batches;
     for (int i = pl->max_batches - 1; i >= 0; i--) {
         job.batches[i].next = job.free_list;
         job.free_list = &job.batches[i];
@@ -128,5 +131,6 @@ int sched_run(sched_pool *pool, const sched_pipeline *pl)
 
     free(job.stages);
     free(job.batches);
+    free(skips);
     return 0;
 }

@@ -34,6 +34,12 @@ typedef struct sched_batch {
     /* executor-private: */
     int stage;           /* next stage to run */
     bool dropped;        /* after a stop: passes the remaining stages without running them */
+    /* Set by the client while running a stage: bit t (t < 64) says the
+     * batch has nothing to do at later stage t.  For a serial stage that
+     * lets later batches take their turn there before this batch arrives
+     * (a branch: items routed elsewhere need not wait for the branch's
+     * earlier items); the batch then passes stage t without running it. */
+    uint64_t skip;
     uint64_t queued_at;  /* when it began waiting for a serial stage's turn (wait_ns only) */
     struct sched_batch *next;
 } sched_batch;

@@ -11,6 +11,9 @@
 typedef struct sched_stage_state {
     uint64_t next_seq;      /* serial stages: the batch whose turn it is (pool->lock) */
     sched_batch *pending;   /* batches waiting for their turn, sorted by seq (pool->lock) */
+    uint64_t *skips;        /* seqs of batches that skip this stage, not yet reached by
+                               next_seq; at most max_batches (pool->lock) */
+    int nskips;             /* (pool->lock) */
 } sched_stage_state;
 
 /* One pipeline run. Every field is guarded by pool->lock unless marked. */
