@@ -1,4 +1,8 @@
 /* pool.c - a fixed pool of workers that run one pipeline job at a time. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sched_getcpu, sched_setaffinity, CPU_SET */
+#endif
+#include <sched.h>
 #include <stdlib.h>
 
 #include "sched/sched_internal.h"
@@ -6,12 +10,41 @@
 typedef struct sched_thread_arg {
     sched_pool *pool;
     int worker;
+    int creator_cpu; /* the CPU the creating thread ran on, or -1 */
 } sched_thread_arg;
+
+/* Linux places a new thread on its creator's CPU and moves it to an idle
+ * one only after a few milliseconds, during which both run on one core.
+ * A worker therefore moves itself at once to another CPU it may use (the
+ * worker-th after the creator's), then gives back its whole affinity mask:
+ * nothing stays pinned, the kernel just starts from a good placement. */
+static void sched_thread_place(int worker, int creator_cpu)
+{
+#if defined(__linux__) && defined(CPU_SET)
+    cpu_set_t allowed, one;
+    if (creator_cpu < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    int n = CPU_COUNT(&allowed);
+    if (n < 2) return;
+    int cpus[CPU_SETSIZE], k = 0, at = 0;
+    for (int c = 0; c < CPU_SETSIZE && k < n; c++)
+        if (CPU_ISSET(c, &allowed)) {
+            if (c == creator_cpu) at = k;
+            cpus[k++] = c;
+        }
+    CPU_ZERO(&one);
+    CPU_SET(cpus[(at + worker) % k], &one);
+    if (sched_setaffinity(0, sizeof one, &one) == 0) sched_setaffinity(0, sizeof allowed, &allowed);
+#else
+    (void)worker;
+    (void)creator_cpu;
+#endif
+}
 
 static void *sched_thread_main(void *argp)
 {
     sched_thread_arg arg = *(sched_thread_arg *)argp;
     free(argp);
+    sched_thread_place(arg.worker, arg.creator_cpu);
     sched_pool *pool = arg.pool;
     uint64_t seen = 0;
     pthread_mutex_lock(&pool->lock);
@@ -61,7 +94,11 @@ sched_pool *sched_pool_new(int nworkers)
     for (int i = 1; i < nworkers; i++) {
         sched_thread_arg *arg = malloc(sizeof *arg);
         if (!arg) { sched_pool_free(pool); return NULL; }
-        *arg = (sched_thread_arg){pool, i};
+#if defined(__linux__)
+        *arg = (sched_thread_arg){pool, i, sched_getcpu()};
+#else
+        *arg = (sched_thread_arg){pool, i, -1};
+#endif
         if (pthread_create(&pool->threads[pool->nthreads], NULL, sched_thread_main, arg) != 0) {
             free(arg);
             sched_pool_free(pool);
