@@ -269,16 +269,44 @@ static int run_bench(stc_env *env, const struct bench *b, int workers, int runs,
     return bad;
 }
 
+/* --once NAME: one stc_run of benchmark NAME at `workers`, its own pool
+ * started and stopped by the run, the result printed as `stc run --json`
+ * prints it (bench/run.sh compares it with the checked one): the C host as
+ * a whole process, what bench/run.sh times beside `stc run` (both pay
+ * process start, compile and thread start). */
+static int run_once(stc_env *env, const char *name, int workers)
+{
+    const struct bench *b = NULL;
+    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+        if (!strcmp(benches[i].name, name)) b = &benches[i];
+    if (!b) {
+        fprintf(stderr, "paper_c: no benchmark '%s'\n", name);
+        return 64;
+    }
+    stc_program *prog = NULL;
+    if (stc_compile(env, b->src, strlen(b->src), b->name, &prog, NULL) != 0) return 1;
+    stc_result *res = NULL;
+    int rc = stc_run(prog, &(stc_run_opts){.workers = workers}, &res);
+    char *json = rc == 0 ? stc_result_to_json(res) : NULL;
+    int bad = !json;
+    if (json) printf("%s\n", json);
+    free(json);
+    stc_result_free(res);
+    stc_program_free(prog);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int workers = 2, runs = 5;
-    const char *json_dir = NULL;
+    const char *json_dir = NULL, *once = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--workers")) workers = bench_int_arg("paper_c", argv[i], argv[i + 1], 4096), i++;
         else if (!strcmp(argv[i], "--runs")) runs = bench_int_arg("paper_c", argv[i], argv[i + 1], MAX_RUNS), i++;
         else if (!strcmp(argv[i], "--json-dir") && i + 1 < argc) json_dir = argv[++i];
+        else if (!strcmp(argv[i], "--once") && i + 1 < argc) once = argv[++i];
         else {
-            fprintf(stderr, "usage: paper_c [--workers N] [--runs R] [--json-dir DIR]\n");
+            fprintf(stderr, "usage: paper_c [--workers N] [--runs R] [--json-dir DIR] [--once NAME]\n");
             return 64;
         }
     }
@@ -289,6 +317,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "paper_c: cannot set up the environment\n");
         stc_env_free(env);
         return 1;
+    }
+    if (once) {
+        int rc = run_once(env, once, workers);
+        stc_env_free(env);
+        return rc;
     }
     printf("# paper_c: the STCLang paper's microbenchmarks through the C API\n");
     printf("# %d items, sin_iter(%d, x) per thread call; median wall time of %d run(s), ms\n", N_ITEMS,

@@ -104,6 +104,13 @@ for b in "${papers[@]}"; do
         cat "$res/$b.stc.json" "$res/$b.json" >&2
         exit 1
     fi
+    # The C host as a whole process too: paper_c --once runs one stc_run
+    # (its own pool) and prints the result; compared with `stc run` below.
+    for ((r = 0; r < runs; r++)); do
+        time_ms "$res/$b.once.out" "$bin/paper_c" --once "$b" --workers "$workers"
+        cmp -s "$res/$b.once.out" "$res/$b.json" ||
+            { echo "run.sh: paper_c --once $b differs from its checked result" >&2; exit 1; }
+    done | median >"$res/$b.once.ms"
     for mode in ref 1 "$workers"; do
         opts=(--reference)
         [ "$mode" = ref ] || opts=(--workers "$mode")
@@ -143,17 +150,20 @@ echo "machine: $(nproc) CPUs, ${cpu:-unknown CPU}; load average before the run: 
 echo "$w workers; median of $runs run(s)$([ "$quick" = 1 ] && echo ', --quick')"
 echo
 echo "Paper microbenchmarks: 50 items, sin_iter(100000, x) per thread call; ms"
-printf '%-12s %8s %9s %9s %8s %10s %10s %9s %10s\n' benchmark 'seq C' 'stc-C 1w' "stc-C ${w}w" speedup \
-    'run 1w' "run ${w}w" 'run/C-API' 'run ref'
+printf '%-12s %8s %9s %9s %8s %10s %10s %9s %10s %9s %10s\n' benchmark 'seq C' 'stc-C 1w' "stc-C ${w}w" speedup \
+    'run 1w' "run ${w}w" 'run/C-API' 'run ref' "C-proc ${w}w" 'run/C-proc'
 for b in "${papers[@]}"; do
     p=$res/paper_c.txt
     seq=$(col "$p" "$b" 2) c1=$(col "$p" "$b" 3) cn=$(col "$p" "$b" 4)
     r1=$(cat "$res/$b.run.1.ms") rn=$(cat "$res/$b.run.$w.ms") rr=$(cat "$res/$b.run.ref.ms")
-    printf '%-12s %8s %9s %9s %8s %10s %10s %9s %10s\n' "$b" "$seq" "$c1" "$cn" "$(ratio "$seq" "$cn")" \
-        "$r1" "$rn" "$(ratio "$rn" "$cn")" "$rr"
+    co=$(cat "$res/$b.once.ms")
+    printf '%-12s %8s %9s %9s %8s %10s %10s %9s %10s %9s %10s\n' "$b" "$seq" "$c1" "$cn" "$(ratio "$seq" "$cn")" \
+        "$r1" "$rn" "$(ratio "$rn" "$cn")" "$rr" "$co" "$(ratio "$rn" "$co")"
 done
 echo "  speedup = seq C / stc-C ${w}w (target >= 1.9 at 2 workers); run = \`stc run FILE.stc\`, whole"
-echo "  process (start, compile, print); run/C-API = run ${w}w / stc-C ${w}w"
+echo "  process (start, compile, print); run/C-API = run ${w}w / stc-C ${w}w (in-process, warm pool);"
+echo "  C-proc = the C host as a whole process (paper_c --once: start, compile, one run with its"
+echo "  own workers, print); run/C-proc = run ${w}w / C-proc ${w}w (target: within 10%)"
 echo
 echo "Fine-grained pipeline w1 (serial) -> p (pure, W us) -> w2 (serial); ns per item"
 echo "(spin calibration $ipu iters/us, shared by all three)"
