@@ -206,9 +206,11 @@ int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
     if (bi == BI_SMAP) return eval_smap(cx, e, fr, out);
     stc_value a[2] = {eval_unit, eval_unit};
+    bool owned[2] = {false, false};
     int n = e->u.call.nargs, rc = 0;
-    for (int i = 0; i < n && rc == 0; i++) rc = eval_expr(cx, e->u.call.args[i], fr, &a[i]);
+    for (int i = 0; i < n && rc == 0; i++) rc = eval_operand(cx, e->u.call.args[i], fr, &a[i], &owned[i]);
     if (rc == 0) rc = eval_simple(cx, (ir_builtin)bi, loc, a, out);
-    for (int i = 0; i < n; i++) stc_value_release(a[i]);
+    for (int i = 0; i < n; i++)
+        if (owned[i]) stc_value_release(a[i]);
     return rc;
 }

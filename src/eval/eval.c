@@ -356,11 +356,12 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
 {
     ir_binop op = e->u.binop;
     stc_value a, b;
-    int rc = eval_expr(cx, e->a, fr, &a);
+    bool own_a, own_b;
+    int rc = eval_operand(cx, e->a, fr, &a, &own_a);
     if (rc) return rc;
-    if (op == OP_AND || op == OP_OR) {
+    if (op == OP_AND || op == OP_OR) { /* bools: nothing to count */
         if (a.tag != STC_T_BOOL) {
-            stc_value_release(a);
+            if (own_a) stc_value_release(a);
             return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
                               ir_binop_name(op));
         }
@@ -378,15 +379,15 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
         *out = b;
         return 0;
     }
-    rc = eval_expr(cx, e->b, fr, &b);
+    rc = eval_operand(cx, e->b, fr, &b, &own_b);
     if (rc) {
-        stc_value_release(a);
+        if (own_a) stc_value_release(a);
         return rc;
     }
     if (op >= OP_ADD) rc = eval_arith(cx, e, a, b, out);
     else rc = eval_compare(cx, e, a, b, out);
-    stc_value_release(a);
-    stc_value_release(b);
+    if (own_a) stc_value_release(a);
+    if (own_b) stc_value_release(b);
     return rc;
 }
 
@@ -477,12 +478,13 @@ bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
 EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value v;
-    int rc = eval_expr(cx, e->a, fr, &v);
+    bool owned;
+    int rc = eval_operand(cx, e->a, fr, &v, &owned);
     if (rc) return rc;
     for (int i = 0; i < e->u.cas.nalts; i++) {
         const ir_alt *alt = &e->u.cas.alts[i];
         if (!eval_case_match(alt, v, fr)) continue;
-        stc_value_release(v);
+        if (owned) stc_value_release(v);
         rc = eval_expr(cx, alt->body, fr, out);
         eval_unbind(fr, alt->vars, alt->nvars);
         return rc;
@@ -490,7 +492,7 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
     /* Quote a long value only in part: its text may be huge. */
     buf b = BUF_INIT;
     val_print_text_brief(&b, v, VAL_PRINT_BRIEF);
-    stc_value_release(v);
+    if (owned) stc_value_release(v);
     char *text = buf_take(&b);
     if (!text) return eval_oom(cx, e->loc);
     rc = eval_error(cx, STC_ERUNTIME, e->loc, "no case alternative matches %s", text);

@@ -157,6 +157,20 @@ bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr);
 
 /* Evaluates e in frame fr. */
 int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+/* An operand that is only read: a variable or a literal is borrowed (no
+ * reference counted: with several workers, counting a captured or literal
+ * value that every item reads bounces its cache line between the cores),
+ * anything else is evaluated.  *owned says whether *v is to be released.
+ * Sound because nothing can rebind the variable's slot while the operand
+ * is in use: each binder has its own slot, bound before its scope. */
+static inline int eval_operand(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *v, bool *owned)
+{
+    *owned = false;
+    if (e->kind == IR_VAR) { *v = fr->slots[e->u.var->slot]; return 0; }
+    if (e->kind == IR_LIT) { *v = e->u.lit; return 0; }
+    *owned = true;
+    return eval_expr(cx, e, fr, v);
+}
 
 /* Applies fn (with captured values caps[0..fn->ncaptures-1], borrowed; NULL
  * when there are none) to nargs args, adapting the argument count (common.md

@@ -8,7 +8,9 @@
  * result to the sink and only then reads the next: the run takes constant
  * memory, and the first failure (source, thread or sink, in item order)
  * is the one reported.  The parallel runtime (hook->stream) reads ahead
- * and overlaps items but reports the same.  Any other main reads the
+ * and overlaps items but reports the same.  The smap may sit under lets
+ * that do not read xs (`let sep = " " in smap(F, xs)`): they are
+ * evaluated first, before any item is read.  Any other main reads the
  * whole input first. */
 #include <stdlib.h>
 #include <time.h>
@@ -104,7 +106,10 @@ int eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_va
 const ir_expr *eval_stream_smap(const ir_program *p)
 {
     const ir_expr *e = p->main;
-    if (!p->main_param || !e || e->kind != IR_CALL || e->u.call.kind != CALL_BUILTIN ||
+    if (!p->main_param) return NULL;
+    for (; e && (e->kind == IR_LET || e->kind == IR_LETTUPLE); e = e->b)
+        if (ir_expr_uses(e->a, p->main_param)) return NULL;
+    if (!e || e->kind != IR_CALL || e->u.call.kind != CALL_BUILTIN ||
         e->u.call.callee.index != BI_SMAP || e->u.call.nargs != 2)
         return NULL;
     const ir_expr *xs = e->u.call.args[1];
@@ -133,6 +138,29 @@ static int eval_smap_stream_seq(eval_ctx *cx, const eval_stream *s, ir_loc loc, 
     }
     cx->item = saved;
     return rc;
+}
+
+/* Evaluates and binds the lets of main above its streamed smap sm. */
+static int eval_stream_lets(eval_ctx *cx, const ir_expr *main, const ir_expr *sm, eval_frame *fr)
+{
+    for (const ir_expr *e = main; e != sm; e = e->b) {
+        stc_value v;
+        int rc = eval_expr(cx, e->a, fr, &v);
+        if (rc) return rc;
+        int n = e->u.let.nbinders;
+        if (e->kind == IR_LETTUPLE && (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)n)) {
+            stc_value_release(v);
+            return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
+        }
+        for (int i = 0; i < n; i++) {
+            const ir_var *var = e->u.let.binders[i];
+            if (!var || var->slot < 0) continue;
+            stc_value_release(fr->slots[var->slot]);
+            fr->slots[var->slot] = e->kind == IR_LET ? stc_value_retain(v) : stc_value_retain(val_seq_items(v)[i]);
+        }
+        stc_value_release(v);
+    }
+    return 0;
 }
 
 /* main = smap(F, xs) over the stream. */
@@ -202,7 +230,8 @@ int eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long lo
     int rc;
     const ir_expr *sm = eval_stream_smap(p);
     if (sm) {
-        rc = eval_main_streamed(cx, &s, sm, &fr, count);
+        rc = eval_stream_lets(cx, p->main, sm, &fr);
+        if (rc == 0) rc = eval_main_streamed(cx, &s, sm, &fr, count);
         if (rc == 0) *out = eval_unit;
         *to_sink = true;
     } else {

@@ -25,6 +25,7 @@
 #include "trace/profile.h"
 #include "trace/trace.h"
 #include "util/buf.h"
+#include "value/cache.h"
 #include "value/value.h"
 
 #define FLOW_DEFAULT_CAPACITY 1024     /* items per batch at most */
@@ -605,6 +606,18 @@ int flow_start_pool(flow_runtime *rt)
         if (!rt->wcx) return -1;
         for (int i = 0; i < rt->workers; i++) eval_ctx_init(&rt->wcx[i], rt->p, NULL);
     }
+    if (!rt->caches) {
+        rt->caches = calloc((size_t)rt->workers, sizeof *rt->caches);
+        rt->outer_caches = calloc((size_t)rt->workers, sizeof *rt->outer_caches);
+        if (!rt->caches || !rt->outer_caches) {
+            free(rt->caches);
+            free(rt->outer_caches);
+            rt->caches = rt->outer_caches = NULL;
+            return -1;
+        }
+        /* A worker without a cache (out of memory) just uses malloc. */
+        for (int i = 0; i < rt->workers; i++) rt->caches[i] = val_cache_new();
+    }
     if (!rt->pool) {
         rt->pool = sched_pool_new(rt->workers);
         rt->own_pool = true;
@@ -673,7 +686,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
                           .max_batches = tokens, .perturb_seed = rt->perturb_seed,
                           .watchdog_ms = rt->watchdog_ms,
                           .wait_ns = prof && rt->profile ? prof->wait_ns : NULL,
-                          .on_idle = rt->trace ? flow_on_idle : NULL};
+                          .on_idle = rt->trace ? flow_on_idle : NULL, .on_worker = flow_on_worker};
     int rc = sched_run(rt->pool, &spl);
     if (prof) prof->wall_ns += flow_now_ns() - start;
     pthread_mutex_destroy(&job.err_lock);
@@ -742,10 +755,20 @@ flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
     return rt;
 }
 
+void flow_on_worker(void *ud, int worker, bool joining)
+{
+    flow_runtime *rt = *(flow_runtime **)ud; /* every job's ud starts with its runtime */
+    if (joining) rt->outer_caches[worker] = val_cache_use(rt->caches[worker]);
+    else val_cache_use(rt->outer_caches[worker]);
+}
+
 void flow_runtime_free(flow_runtime *rt)
 {
     if (!rt) return;
     if (rt->own_pool) sched_pool_free(rt->pool);
+    for (int i = 0; rt->caches && i < rt->workers; i++) val_cache_free(rt->caches[i]);
+    free(rt->caches);
+    free(rt->outer_caches);
     for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i]);
     free(rt->wcx);
     for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);

@@ -37,6 +37,10 @@ struct flow_runtime {
     sched_pool *pool;        /* made at the first parallel smap, or the host's */
     bool own_pool;           /* free it with the runtime */
     eval_ctx *wcx;           /* one evaluation context per worker */
+    /* Per worker: the value cache it allocates from while it works for a
+     * job of this runtime, and the cache its thread had before (put back
+     * when it leaves; a C thread may run another program's job inside). */
+    struct val_cache **caches, **outer_caches;
     flow_plan **plans;       /* made so far (used by the main thread only) */
     int nplans, plans_cap;
     flow_tuple_plan *tuples; /* tuple decisions made so far (main thread only) */
@@ -47,6 +51,9 @@ struct flow_runtime {
 
 /* Creates the pool and the worker contexts if not done yet; -1 on OOM. */
 int flow_start_pool(flow_runtime *rt);
+
+/* A sched_pipeline's on_worker: switches the thread to worker's cache. */
+void flow_on_worker(void *ud, int worker, bool joining);
 
 /* The tuple hook (tasks.c). */
 int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);

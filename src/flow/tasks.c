@@ -20,7 +20,7 @@
 #include "value/value.h"
 
 typedef struct flow_tasks {
-    flow_runtime *rt;
+    flow_runtime *rt; /* first: flow_on_worker finds the runtime there */
     const ir_expr *e;
     const flow_tuple_plan *plan;
     eval_frame *fr;
@@ -177,7 +177,7 @@ int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_val
     sched_pipeline pl = {.nstages = 1, .serial = parallel, .run = flow_task_run, .source = flow_task_source,
                          .release = flow_task_release, .ud = &t, .max_batches = tp->ngroups,
                          .perturb_seed = rt->perturb_seed, .watchdog_ms = rt->watchdog_ms,
-                         .on_idle = rt->trace ? flow_task_idle : NULL};
+                         .on_idle = rt->trace ? flow_task_idle : NULL, .on_worker = flow_on_worker};
     int rc = sched_run(rt->pool, &pl);
     pthread_mutex_destroy(&t.lock);
     rt->stats.task_groups++;

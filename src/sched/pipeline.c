@@ -272,7 +272,7 @@ static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worke
     return NULL;
 }
 
-void sched_job_work(sched_pool *pool, sched_job *job, int worker)
+static void sched_job_loop(sched_pool *pool, sched_job *job, int worker)
 {
     uint64_t rng = ((uint64_t)job->pl->perturb_seed << 16) ^ (uint64_t)(worker + 1) * 0x9E3779B97F4A7C15u;
     for (;;) {
@@ -305,4 +305,11 @@ void sched_job_work(sched_pool *pool, sched_job *job, int worker)
         if (job->pl->on_idle) job->pl->on_idle(job->pl->ud, worker, t0, sched_now_ns());
         job->nparked--;
     }
+}
+
+void sched_job_work(sched_pool *pool, sched_job *job, int worker)
+{
+    if (job->pl->on_worker) job->pl->on_worker(job->pl->ud, worker, true);
+    sched_job_loop(pool, job, worker);
+    if (job->pl->on_worker) job->pl->on_worker(job->pl->ud, worker, false);
 }

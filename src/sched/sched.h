@@ -78,6 +78,10 @@ typedef struct sched_pipeline {
      * spent parked, with CLOCK_MONOTONIC nanoseconds. */
     uint64_t *wait_ns;
     void (*on_idle)(void *ud, int worker, uint64_t t0, uint64_t t1);
+    /* Optional: called on the worker's own thread when it joins the job
+     * (joining true, before its first batch) and when it leaves it; the
+     * client sets up per-thread state there (flow: the value cache). */
+    void (*on_worker)(void *ud, int worker, bool joining);
 } sched_pipeline;
 
 /* CLOCK_MONOTONIC in nanoseconds. */

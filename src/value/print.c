@@ -51,6 +51,20 @@ void val_print_text_string(buf *b, const char *s, size_t len) { val_print_string
  * recursing without bound. */
 #define VAL_PRINT_MAX_DEPTH 10000
 
+/* An int in decimal: streams print millions of them, and printf's
+ * format parsing costs more than the digits. */
+static void val_print_int(buf *b, int64_t i)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    uint64_t u = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (i < 0) *--p = '-';
+    buf_put(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
 /* Prints v at nesting depth `depth`; stops early (leaving a partial text)
  * once b fails or grows past end, so the work is bounded by the limit
  * however large the value's text would be. */
@@ -61,7 +75,7 @@ static void val_print(buf *b, stc_value v, bool json, int depth, size_t end)
     switch (v.tag) {
     case STC_T_INVALID: buf_puts(b, json ? "null" : "<invalid>"); break;
     case STC_T_UNIT: buf_puts(b, json ? "null" : "()"); break;
-    case STC_T_INT: buf_printf(b, "%lld", (long long)v.as.i); break;
+    case STC_T_INT: val_print_int(b, v.as.i); break;
     case STC_T_FLOAT:
         if (json && !isfinite(v.as.f)) {
             buf_putc(b, '"');

@@ -1,6 +1,8 @@
 /* value.c - construction, reference counting and comparison of values. */
 #include "value/value.h"
 
+#include "value/cache.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,10 +15,12 @@ static const stc_value val_invalid = {.tag = STC_T_INVALID};
 
 static void *val_obj_alloc(stc_tag tag, size_t size)
 {
-    stc_obj *o = malloc(size);
+    uint8_t cls;
+    stc_obj *o = val_block_alloc(size, &cls);
     if (!o) return NULL;
     atomic_init(&o->refs, 1);
     o->tag = tag;
+    o->cls = cls;
     return o;
 }
 
@@ -33,12 +37,15 @@ stc_value val_str_alloc(size_t len)
 stc_value val_seq_alloc_unfilled(stc_tag tag, size_t n)
 {
     if (n > (SIZE_MAX - sizeof(val_seq)) / sizeof(stc_value)) return val_invalid;
-    /* calloc: large blocks come as fresh zero pages, with no pass to fill
-     * them; all-zero bytes are STC_T_INVALID items, which release ignores. */
-    val_seq *o = calloc(1, sizeof(val_seq) + n * sizeof(stc_value));
+    /* Zero-filled (large blocks come as fresh zero pages, with no pass to
+     * fill them); all-zero bytes are STC_T_INVALID items, which release
+     * ignores. */
+    uint8_t cls;
+    val_seq *o = val_block_calloc(sizeof(val_seq) + n * sizeof(stc_value), &cls);
     if (!o) return val_invalid;
     atomic_init(&o->hdr.refs, 1);
     o->hdr.tag = tag;
+    o->hdr.cls = cls;
     o->n = n;
     return (stc_value){.tag = tag, .as.obj = &o->hdr};
 }
@@ -134,7 +141,7 @@ static void val_destroy(stc_obj *o)
     }
     default: break;
     }
-    free(o);
+    val_block_free(o, o->cls);
 }
 
 void stc_value_release(stc_value v)

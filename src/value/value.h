@@ -16,6 +16,7 @@
 struct stc_obj {
     atomic_uint_fast32_t refs; /* atomic: the only mutable field */
     stc_tag tag;
+    uint8_t cls;               /* the block's size class (value/cache.h) */
 };
 
 typedef struct val_str {

@@ -291,6 +291,55 @@ TEST(stream_million_items_bounded)
     stc_env_free(env);
 }
 
+/* Lets above main's smap that do not read the input are evaluated first,
+ * and the smap still streams: constant memory, nothing read before. */
+TEST(stream_under_lets)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env, "fun acc(x, s) = (s * 10 + x, (s * 10 + x) % 1000003)\n"
+                                            "thread a = acc init 0\n"
+                                            "fun main(xs) = let k = 3 in let (p, q) = (k * 2, 7) in\n"
+                                            "  smap(fn x => a(x + k + p + q) % 100, xs)\n");
+    if (prog) {
+        char *ref = stream_check_modes(prog, (int_source){.n = 4, .fail_at = -1}, -1);
+        /* a's outputs: 16, 177, 1788, 17899 (s*10+x with x = 16..19) */
+        CHECK_STR(ref, "16\n77\n88\n99\nok {\"result\": null, \"states\": {\"a\": 17899}}");
+        free(ref);
+        int_source src = {.n = 1000000, .fail_at = -1};
+        text_sink k = {.fail_at = -1};
+        stc_stream io = {int_source_fn, &src, text_sink_fn, &k};
+        stc_result *res = NULL;
+        stc_run_opts o = {.workers = 2, .queue_capacity = 8, .max_batches = 4};
+        CHECK_INT(stc_run_stream(prog, &o, &io, &res), 0);
+        CHECK(stc_result_streamed(res));
+        CHECK(stc_result_stats(res).peak_in_flight <= 32);
+        CHECK_INT(k.expect, 1000000);
+        stc_result_free(res);
+        free(k.text);
+    }
+    stc_program_free(prog);
+    /* A failing let stops the run before the first item is read. */
+    prog = stream_compile(env, "fun main(xs) = let z = nth([1], 5) in smap(fn x => x + z, xs)\n");
+    if (prog) {
+        for (int ref = 0; ref < 2; ref++) {
+            int_source src = {.n = 10, .fail_at = -1};
+            text_sink k = {.fail_at = -1};
+            stc_stream io = {int_source_fn, &src, text_sink_fn, &k};
+            stc_result *res = NULL;
+            stc_run_opts o = {.reference = ref, .workers = 2};
+            CHECK_INT(stc_run_stream(prog, &o, &io, &res), STC_ERUNTIME);
+            char *msg = stc_result_error_format(res);
+            CHECK_CONTAINS(msg, "nth: index 5 out of range");
+            free(msg);
+            CHECK_INT(src.next, 0);
+            stc_result_free(res);
+            free(k.text);
+        }
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
 /* A source that raises the cancel flag at item 500. */
 typedef struct cancel_source {
     int_source inner;
