@@ -415,7 +415,7 @@ typedef struct stc_run_stats {
     long long items;             /* list items that went through pipelines */
     long long peak_in_flight;    /* most items alive in a pipeline at once */
     long long max_in_flight;     /* the bound on that: batches in flight x queue capacity */
-    long long task_groups;       /* tuples whose items ran as parallel tasks */
+    long long task_groups;       /* tuples and let chains whose items ran as parallel tasks */
 } stc_run_stats;
 stc_run_stats stc_result_stats(const stc_result *r);
 

@@ -432,6 +432,10 @@ static void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
 
 EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
+    if (cx->smap_hook && cx->smap_hook->lets) { /* independent lets as parallel tasks */
+        int rc = cx->smap_hook->lets(cx->smap_hook->ud, cx, e, fr, out);
+        if (rc != EVAL_SMAP_DECLINED) return rc;
+    }
     stc_value v;
     int rc = eval_expr(cx, e->a, fr, &v);
     if (rc) return rc;

@@ -101,6 +101,11 @@ typedef struct eval_smap_hook {
     /* Optional: offered every tuple expression e (in frame fr) the hooked
      * context evaluates, to run its items as parallel tasks; same returns. */
     int (*tuple)(void *ud, struct eval_ctx *cx, const ir_expr *e, struct eval_frame *fr, stc_value *out);
+    /* Optional: offered every let or let-tuple e (in frame fr) the hooked
+     * context evaluates, to run it with the independent lets below it as
+     * parallel tasks: on 0 it has bound them, evaluated the body into *out
+     * and unbound them, as eval_let would; same returns. */
+    int (*lets)(void *ud, struct eval_ctx *cx, const ir_expr *e, struct eval_frame *fr, stc_value *out);
     void *ud;
 } eval_smap_hook;
 

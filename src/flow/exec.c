@@ -299,11 +299,29 @@ static int flow_load(flow_job *job, eval_ctx *cx, flow_batch *b, int i, stc_valu
     return eval_adapt_args(cx, pl->fn->name, (size_t)pl->fn->nparams, 1, &arg, slots + job->ncaps, job->loc);
 }
 
+/* Accounts an activation of stage (FLOW_OUTPUT_STAGE(pl) and
+ * FLOW_INPUT_STAGE(pl) included) in the profile and the trace. */
+#define FLOW_OUTPUT_STAGE(pl) ((pl)->nstages)
+#define FLOW_INPUT_STAGE(pl) ((pl)->nstages + 1)
+static void flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint64_t t0, uint64_t t1,
+                           int nran, uint64_t seq)
+{
+    flow_runtime *rt = job->rt;
+    if (rt->profile) {
+        size_t ncols = (size_t)job->plan->nstages + 2;
+        uint64_t *cell = job->prof->cells + ((size_t)worker * ncols + (size_t)stage) * 3;
+        cell[0] += t1 - t0;
+        cell[1] += (uint64_t)nran;
+        cell[2]++;
+    }
+    if (rt->trace) trace_slice(rt->trace, worker, name, "stage", t0, t1, nran, (long long)seq);
+}
+
 /* A stream's last stage (serial): the batch's results to the sink, in order. */
 static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int worker, uint64_t seq)
 {
     const flow_plan *pl = job->plan;
-    uint64_t t0 = job->rt->trace ? flow_now_ns() : 0;
+    uint64_t t0 = job->prof ? flow_now_ns() : 0;
     sched_status status = SCHED_CONTINUE;
     int nran = 0;
     for (int i = 0; i < b->n; i++) {
@@ -317,7 +335,7 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
             break;
         }
     }
-    if (job->rt->trace) trace_slice(job->rt->trace, worker, "output", "stage", t0, flow_now_ns(), nran, (long long)seq);
+    if (job->prof) flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
     return status;
 }
 
@@ -433,16 +451,7 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
     if (job->decided_at) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();
     b->busy_ns += t1 - t0;
-    if (job->prof) {
-        flow_runtime *rt = job->rt;
-        if (rt->profile) {
-            uint64_t *cell = job->prof->cells + ((size_t)worker * (size_t)pl->nstages + (size_t)stage) * 3;
-            cell[0] += t1 - t0;
-            cell[1] += (uint64_t)nran;
-            cell[2]++;
-        }
-        if (rt->trace) trace_slice(rt->trace, worker, job->prof->names[stage], "stage", t0, t1, nran, (long long)sb->seq);
-    }
+    if (job->prof) flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
     return status;
 }
 
@@ -458,7 +467,7 @@ static int flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof 
     size_t ns = (size_t)pl->nstages;
     *pf = (flow_plan_prof){.order = -1};
     pf->names = calloc(ns + 1, sizeof *pf->names);
-    pf->cells = calloc((size_t)rt->workers * ns * 3 + 1, sizeof *pf->cells);
+    pf->cells = calloc((size_t)rt->workers * (ns + 2) * 3, sizeof *pf->cells);
     pf->wait_ns = calloc(ns + 1, sizeof *pf->wait_ns);
     if (!pf->names || !pf->cells || !pf->wait_ns) return -1;
     for (size_t i = 0; i < ns; i++) {
@@ -516,6 +525,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     if (job->stream) {
         /* Read up to size items; a partial batch still goes on. */
         eval_ctx *cx = &job->rt->wcx[worker];
+        uint64_t t0 = job->prof ? flow_now_ns() : 0;
         size_t k = 0;
         while (k < size) {
             int rc = eval_stream_pull(cx, job->stream, (long long)job->next + (long long)k, &b->in[k]);
@@ -530,6 +540,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
             }
             break;
         }
+        if (job->prof) flow_prof_note(job, FLOW_INPUT_STAGE(pl), "input", worker, t0, flow_now_ns(), (int)k, sb->seq);
         if (k == 0) {
             free(b);
             return job->src_failed ? SCHED_SOURCE_STOP : 0;
@@ -674,6 +685,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     }
     job.prof = prof;
     if (prof && prof->order < 0) prof->order = rt->npipelines++;
+    if (prof && s) prof->stream = true;
     flow_skips_init(&job); /* no skipping when out of memory */
     uint64_t start = flow_now_ns();
     atomic_init(&job.ns_per_item, 0);
@@ -747,7 +759,8 @@ flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
     rt->workers = workers;
     rt->capacity = queue_capacity ? queue_capacity : FLOW_DEFAULT_CAPACITY;
     rt->max_batches = max_batches;
-    rt->hook = (eval_smap_hook){.run = flow_smap, .stream = flow_stream, .tuple = flow_tuple, .ud = rt};
+    rt->hook = (eval_smap_hook){.run = flow_smap, .stream = flow_stream, .tuple = flow_tuple, .lets = flow_lets,
+                                .ud = rt};
     if (!(rt->fi = flow_info_new(p))) {
         free(rt);
         return NULL;
@@ -774,7 +787,7 @@ void flow_runtime_free(flow_runtime *rt)
     for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);
     free(rt->profs);
     free(rt->plans);
-    free(rt->tuples);
+    free(rt->tasks); /* the plans are in fi->mem */
     flow_info_free(rt->fi);
     free(rt);
 }
@@ -799,6 +812,15 @@ static char *flow_strdup(const char *s)
     return d;
 }
 
+/* The stage shown in profile row k of a plan: a stream's input first and
+ * its output last. */
+static int flow_row_stage(const flow_plan *pl, const flow_plan_prof *pp, int k)
+{
+    if (!pp->stream) return k;
+    if (k == 0) return FLOW_INPUT_STAGE(pl);
+    return k - 1 < pl->nstages ? k - 1 : FLOW_OUTPUT_STAGE(pl);
+}
+
 result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
 {
     result_profile *pf = calloc(1, sizeof *pf);
@@ -808,7 +830,7 @@ result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
     pf->npipelines = rt->npipelines;
     size_t nst = 0;
     for (int i = 0; rt->profs && i < rt->nplans; i++)
-        if (rt->profs[i].order >= 0) nst += (size_t)rt->plans[i]->nstages;
+        if (rt->profs[i].order >= 0) nst += (size_t)rt->plans[i]->nstages + 2;
     pf->pipeline_wall_ms = calloc((size_t)rt->npipelines + 1, sizeof *pf->pipeline_wall_ms);
     pf->stages = calloc(nst + 1, sizeof *pf->stages);
     pf->strings = calloc(3 * nst + (size_t)rt->npipelines + 1, sizeof *pf->strings);
@@ -825,20 +847,27 @@ result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
                        pl->smap->u.call.callee_loc.col);
             const char *smap = flow_keep(pf, buf_take(&where));
             if (!smap) goto oom;
-            for (int s = 0; s < pl->nstages; s++) {
+            /* A stream's input and output are serial stages too: reading
+             * and writing items costs time no worker count divides. */
+            int nrows = pl->nstages + (pp->stream ? 2 : 0);
+            for (int k = 0; k < nrows; k++) {
+                int s = flow_row_stage(pl, pp, k);
                 stc_stage_profile *sp = &pf->stages[pf->nstages++];
                 buf name = BUF_INIT;
-                flow_stage_describe(rt->fi, pl, s, &name);
+                bool io = s >= pl->nstages;
+                if (io) buf_puts(&name, s == FLOW_INPUT_STAGE(pl) ? "input" : "output");
+                else flow_stage_describe(rt->fi, pl, s, &name);
                 sp->pipeline = order;
                 sp->smap = smap;
                 sp->name = flow_keep(pf, buf_take(&name));
-                sp->kind = flow_keep(pf, flow_strdup(flow_stage_kind(rt->fi, pl, s)));
+                sp->kind = flow_keep(pf, flow_strdup(io ? (s == FLOW_INPUT_STAGE(pl) ? "serial, source" : "serial, sink")
+                                                        : flow_stage_kind(rt->fi, pl, s)));
                 if (!sp->name || !sp->kind) goto oom;
-                sp->line = flow_stage_line(pl, s);
-                sp->serial = pl->stages[s].serial;
+                sp->line = io ? pl->smap->u.call.callee_loc.line : flow_stage_line(pl, s);
+                sp->serial = io || pl->stages[s].serial;
                 uint64_t busy = 0, items = 0, batches = 0;
                 for (int w = 0; w < rt->workers; w++) {
-                    const uint64_t *cell = pp->cells + ((size_t)w * (size_t)pl->nstages + (size_t)s) * 3;
+                    const uint64_t *cell = pp->cells + ((size_t)w * ((size_t)pl->nstages + 2) + (size_t)s) * 3;
                     busy += cell[0];
                     items += cell[1];
                     batches += cell[2];
@@ -846,7 +875,7 @@ result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
                 sp->busy_ms = (double)busy / 1e6;
                 sp->items = (long long)items;
                 sp->batches = (long long)batches;
-                sp->queued_ms = (double)pp->wait_ns[s] / 1e6;
+                sp->queued_ms = s == FLOW_INPUT_STAGE(pl) ? 0.0 : (double)pp->wait_ns[s] / 1e6;
             }
         }
     }

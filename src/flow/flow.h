@@ -147,7 +147,7 @@ typedef struct flow_stats {
     long long items;             /* items through the pipeline */
     long long peak_in_flight;    /* most items alive in the pipeline at once */
     long long max_in_flight;     /* the bound: tokens x batch capacity */
-    long long task_groups;       /* tuples whose items ran as parallel tasks */
+    long long task_groups;       /* tuples and let chains whose items ran as parallel tasks */
 } flow_stats;
 
 typedef struct flow_opts {

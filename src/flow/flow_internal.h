@@ -1,5 +1,5 @@
 /* flow_internal.h - the runtime object shared by exec.c (smap pipelines)
- * and tasks.c (tuples as parallel tasks). */
+ * and tasks.c (tuples and let chains as parallel tasks). */
 #ifndef STC_FLOW_INTERNAL_H
 #define STC_FLOW_INTERNAL_H
 
@@ -9,20 +9,29 @@
 /* Measurements of one plan's pipeline (profile and trace runs only). */
 typedef struct flow_plan_prof {
     char **names;       /* per stage: its name and line, for traces and profiles */
-    uint64_t *cells;    /* [worker][stage][3]: busy ns, items, batches; each worker writes its row */
+    /* [worker][stage][3]: busy ns, items, batches; each worker writes its
+     * row.  Stages 0..nstages-1 are the plan's; a stream's output stage is
+     * nstages and its input (the source) nstages + 1. */
+    uint64_t *cells;
     uint64_t *wait_ns;  /* per stage: batches waiting for their turn (the pool lock) */
     uint64_t wall_ns;   /* main thread */
     int order;          /* which pipeline it was to run first (0, 1, ...), -1 before */
+    bool stream;        /* it ran over a stream: the input and output rows count */
 } flow_plan_prof;
 
-/* How a tuple expression runs its items: as ngroups tasks, or (ngroups
- * 0) left to the evaluator.  Items sharing a thread are in one group and
- * run in order in one task; group[i] is item i's group. */
-typedef struct flow_tuple_plan {
-    const ir_expr *e;
+/* How a tuple's items, or a chain of independent lets' bound expressions,
+ * run (tasks.c): as ngroups tasks, or (ngroups 0) left to the evaluator.
+ * Items sharing a thread are in one group and run in order in one task;
+ * group[i] is item i's group. */
+typedef struct flow_task_plan {
+    const ir_expr *e;             /* the tuple, or the chain's first let */
+    int n;                        /* items */
+    ir_expr *const *items;        /* item i's expression */
+    const ir_expr *const *lets;   /* a chain: item i's let (its binders); NULL for a tuple */
     int ngroups;
     int *group;
-} flow_tuple_plan;
+    int cheap_runs;               /* consecutive runs shorter than FLOW_TASK_MIN_NS (main thread only) */
+} flow_task_plan;
 
 struct flow_runtime {
     const ir_program *p;
@@ -43,8 +52,9 @@ struct flow_runtime {
     struct val_cache **caches, **outer_caches;
     flow_plan **plans;       /* made so far (used by the main thread only) */
     int nplans, plans_cap;
-    flow_tuple_plan *tuples; /* tuple decisions made so far (main thread only) */
-    int ntuples, tuples_cap;
+    flow_task_plan **tasks;  /* tuple and let-chain decisions made so far, a hash
+                                table by expression (main thread only) */
+    int ntasks, tasks_cap;
     eval_smap_hook hook;
     flow_stats stats;
 };
@@ -55,7 +65,8 @@ int flow_start_pool(flow_runtime *rt);
 /* A sched_pipeline's on_worker: switches the thread to worker's cache. */
 void flow_on_worker(void *ud, int worker, bool joining);
 
-/* The tuple hook (tasks.c). */
+/* The tuple and let hooks (tasks.c). */
 int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int flow_lets(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 
 #endif

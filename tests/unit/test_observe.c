@@ -165,6 +165,20 @@ TEST(observe_trace_is_valid_json_with_tracks_and_slices)
             free(text);
         }
         stc_program_free(tp);
+        /* So do independent lets: a `let task` slice per group. */
+        tp = observe_compile(env, "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0.0\n"
+                                  "thread b = acc init 0.0\nmain = let x = a(sin_iter(1000, 1.0)) in let y = b(2.0) in x + y\n");
+        CHECK(tp != NULL);
+        if (tp) {
+            CHECK_INT(stc_run(tp, &(stc_run_opts){.workers = 2, .trace_path = path}, &res), 0);
+            CHECK_INT(stc_result_stats(res).task_groups, 1);
+            stc_result_free(res);
+            text = observe_read(path);
+            CHECK(text && json_valid(text));
+            CHECK_CONTAINS(text, "{\"name\": \"let task\", \"cat\": \"task\", \"ph\": \"X\"");
+            free(text);
+        }
+        stc_program_free(tp);
         /* An unwritable path is an I/O error, and nothing runs. */
         CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2, .trace_path = "/nonexistent/dir/t.json"}, &res),
                   STC_EIO);
