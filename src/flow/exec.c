@@ -627,7 +627,8 @@ int flow_start_pool(flow_runtime *rt)
             return -1;
         }
         /* A worker without a cache (out of memory) just uses malloc. */
-        for (int i = 0; i < rt->workers; i++) rt->caches[i] = val_cache_new();
+        rt->depot = val_depot_new();
+        for (int i = 0; i < rt->workers; i++) rt->caches[i] = val_cache_new(rt->depot);
     }
     if (!rt->pool) {
         rt->pool = sched_pool_new(rt->workers);
@@ -780,6 +781,7 @@ void flow_runtime_free(flow_runtime *rt)
     if (!rt) return;
     if (rt->own_pool) sched_pool_free(rt->pool);
     for (int i = 0; rt->caches && i < rt->workers; i++) val_cache_free(rt->caches[i]);
+    val_depot_free(rt->depot);
     free(rt->caches);
     free(rt->outer_caches);
     for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i]);

@@ -50,6 +50,7 @@ struct flow_runtime {
      * job of this runtime, and the cache its thread had before (put back
      * when it leaves; a C thread may run another program's job inside). */
     struct val_cache **caches, **outer_caches;
+    struct val_depot *depot; /* where the caches exchange full magazines */
     flow_plan **plans;       /* made so far (used by the main thread only) */
     int nplans, plans_cap;
     flow_task_plan **tasks;  /* tuple and let-chain decisions made so far, a hash

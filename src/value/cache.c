@@ -1,6 +1,8 @@
 /* cache.c - per-thread caches of freed value blocks (see cache.h). */
 #include "value/cache.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,10 +31,23 @@ typedef struct val_cache_block {
     struct val_cache_block *next;
 } val_cache_block;
 
-/* Used by one thread at a time: the one whose current cache it is. */
+/* A chain of freed blocks of one class. */
+typedef struct val_mag {
+    val_cache_block *head;
+    unsigned count;
+} val_mag;
+
+/* Used by one thread at a time: the one whose current cache it is.  Per
+ * class, cur is where blocks come and go; prev is empty or full. */
 struct val_cache {
-    val_cache_block *head[VAL_CACHE_CLASSES + 1]; /* per class 1..VAL_CACHE_CLASSES */
-    unsigned count[VAL_CACHE_CLASSES + 1];
+    val_depot *depot;
+    val_mag cur[VAL_CACHE_CLASSES + 1], prev[VAL_CACHE_CLASSES + 1]; /* classes 1..VAL_CACHE_CLASSES */
+};
+
+struct val_depot {
+    pthread_mutex_t lock;
+    val_mag full[VAL_CACHE_CLASSES + 1][VAL_DEPOT_MAGS]; /* (lock) */
+    unsigned nfull[VAL_CACHE_CLASSES + 1];               /* (lock) */
 };
 
 /* The calling thread's cache, or NULL (then blocks come from malloc and go
@@ -41,20 +56,93 @@ static _Thread_local val_cache *val_cache_here;
 
 static size_t val_class_size(unsigned cls) { return (size_t)cls * VAL_CACHE_GRAIN; }
 
-static unsigned val_class_cap(unsigned cls) { return VAL_CACHE_BYTES / (unsigned)val_class_size(cls); }
+static unsigned val_mag_cap(unsigned cls) { return VAL_CACHE_MAG_BYTES / (unsigned)val_class_size(cls); }
 
-val_cache *val_cache_new(void) { return calloc(1, sizeof(val_cache)); }
+static void val_mag_release(val_mag *m, unsigned cls)
+{
+    while (m->head) {
+        val_cache_block *b = m->head;
+        val_cache_unpoison(b, val_class_size(cls));
+        m->head = b->next;
+        free(b);
+    }
+    m->count = 0;
+}
+
+val_depot *val_depot_new(void)
+{
+    val_depot *d = calloc(1, sizeof *d);
+    if (d && pthread_mutex_init(&d->lock, NULL) != 0) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void val_depot_free(val_depot *d)
+{
+    if (!d) return;
+    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++)
+        for (unsigned i = 0; i < d->nfull[k]; i++) val_mag_release(&d->full[k][i], k);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}
+
+size_t val_depot_held(val_depot *d)
+{
+    size_t n = 0;
+    if (!d) return 0;
+    pthread_mutex_lock(&d->lock);
+    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++)
+        for (unsigned i = 0; i < d->nfull[k]; i++) n += d->full[k][i].count * val_class_size(k);
+    pthread_mutex_unlock(&d->lock);
+    return n;
+}
+
+/* Hands full magazine *m to the depot (or frees its blocks); *m is empty after. */
+static void val_depot_put(val_depot *d, val_mag *m, unsigned cls)
+{
+    bool kept = false;
+    if (d) {
+        pthread_mutex_lock(&d->lock);
+        if (d->nfull[cls] < VAL_DEPOT_MAGS) {
+            d->full[cls][d->nfull[cls]++] = *m;
+            kept = true;
+        }
+        pthread_mutex_unlock(&d->lock);
+    }
+    if (kept) *m = (val_mag){NULL, 0};
+    else val_mag_release(m, cls);
+}
+
+/* A full magazine from the depot into (empty) *m; false when it has none. */
+static bool val_depot_take(val_depot *d, val_mag *m, unsigned cls)
+{
+    bool got = false;
+    if (!d) return false;
+    pthread_mutex_lock(&d->lock);
+    if (d->nfull[cls] > 0) {
+        *m = d->full[cls][--d->nfull[cls]];
+        got = true;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return got;
+}
+
+val_cache *val_cache_new(val_depot *d)
+{
+    val_cache *c = calloc(1, sizeof *c);
+    if (c) c->depot = d;
+    return c;
+}
 
 void val_cache_free(val_cache *c)
 {
     if (!c) return;
-    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++)
-        while (c->head[k]) {
-            val_cache_block *b = c->head[k];
-            val_cache_unpoison(b, val_class_size(k));
-            c->head[k] = b->next;
-            free(b);
-        }
+    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
+        val_mag_release(&c->cur[k], k);
+        val_mag_release(&c->prev[k], k);
+    }
     free(c);
 }
 
@@ -68,7 +156,8 @@ val_cache *val_cache_use(val_cache *c)
 size_t val_cache_held(const val_cache *c)
 {
     size_t n = 0;
-    for (unsigned k = 1; c && k <= VAL_CACHE_CLASSES; k++) n += c->count[k] * val_class_size(k);
+    for (unsigned k = 1; c && k <= VAL_CACHE_CLASSES; k++)
+        n += (c->cur[k].count + c->prev[k].count) * val_class_size(k);
     return n;
 }
 
@@ -83,12 +172,23 @@ void *val_block_alloc(size_t size, uint8_t *cls)
     unsigned k = size ? (unsigned)((size + VAL_CACHE_GRAIN - 1) / VAL_CACHE_GRAIN) : 1;
     *cls = (uint8_t)k;
     val_cache *c = val_cache_here;
-    if (c && c->head[k]) {
-        val_cache_block *b = c->head[k];
-        val_cache_unpoison(b, val_class_size(k));
-        c->head[k] = b->next;
-        c->count[k]--;
-        return b;
+    if (c) {
+        val_mag *cur = &c->cur[k];
+        if (!cur->head) { /* empty: the full prev, else a magazine from the depot */
+            if (c->prev[k].head) {
+                *cur = c->prev[k];
+                c->prev[k] = (val_mag){NULL, 0};
+            } else {
+                val_depot_take(c->depot, cur, k);
+            }
+        }
+        if (cur->head) {
+            val_cache_block *b = cur->head;
+            val_cache_unpoison(b, val_class_size(k));
+            cur->head = b->next;
+            cur->count--;
+            return b;
+        }
     }
     return malloc(val_class_size(k));
 }
@@ -108,13 +208,19 @@ void val_block_free(void *p, uint8_t cls)
 {
     val_cache *c = val_cache_here;
     if (!p) return;
-    if (cls == 0 || !c || c->count[cls] >= val_class_cap(cls)) {
+    if (cls == 0 || cls > VAL_CACHE_CLASSES || !c) {
         free(p);
         return;
     }
+    val_mag *cur = &c->cur[cls];
+    if (cur->count >= val_mag_cap(cls)) { /* full: it becomes prev, a full prev goes to the depot */
+        if (c->prev[cls].head) val_depot_put(c->depot, &c->prev[cls], cls);
+        c->prev[cls] = *cur;
+        *cur = (val_mag){NULL, 0};
+    }
     val_cache_block *b = p;
-    b->next = c->head[cls];
-    c->head[cls] = b;
-    c->count[cls]++;
+    b->next = cur->head;
+    cur->head = b;
+    cur->count++;
     val_cache_poison(b, val_class_size(cls));
 }

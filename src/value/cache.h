@@ -6,11 +6,18 @@
  * size in a thread's own cache; past that, a free takes the lock of the
  * arena the block came from, which the allocating worker holds for its own
  * mallocs: fine-grained items then run slower on 2 workers than on 1, and
- * the arenas grow unevenly.  A worker with a val_cache keeps up to
- * VAL_CACHE_BYTES of freed blocks per size class and reuses them for its
- * next values without any lock; the blocks themselves stay malloc blocks,
- * so a block may still be freed anywhere (a result released by the host
- * after the run goes to free()).
+ * the arenas grow unevenly.
+ *
+ * A worker with a val_cache keeps freed blocks per 16-byte size class and
+ * reuses them for its next values without any lock.  The blocks of a class
+ * are held in magazines of VAL_CACHE_MAG_BYTES (after Bonwick's slab
+ * allocator): two per class in the cache, and full ones go to a val_depot
+ * shared by the run's workers.  A worker that frees more than it allocates
+ * (it runs the later stages) hands full magazines to the depot, one that
+ * allocates more takes them from there: one lock per magazine, and the
+ * memory the caches hold stays bounded however long the run.  The blocks
+ * stay malloc blocks, so a block may be freed anywhere (a result released
+ * by the host after the run goes to free()).
  *
  * The cache a thread uses is a thread-local pointer, set only while the
  * thread works for a run (flow: the pipeline's on_worker hook), so separate
@@ -23,22 +30,32 @@
 #include <stdint.h>
 
 typedef struct val_cache val_cache;
+typedef struct val_depot val_depot;
 
 /* Blocks of at most this many bytes are cached, in 16-byte size classes. */
 #define VAL_CACHE_MAX_SIZE 256
-/* Bytes of freed blocks kept per size class at most; the rest go to free(). */
-#define VAL_CACHE_BYTES (32 * 1024)
+/* A magazine holds this many bytes of blocks of its class. */
+#define VAL_CACHE_MAG_BYTES (8 * 1024)
+/* Full magazines a depot keeps per class at most; more go to free(). */
+#define VAL_DEPOT_MAGS 4
 
 /* NULL when out of memory. */
-val_cache *val_cache_new(void);
+val_depot *val_depot_new(void);
+/* Frees the depot's blocks and d; no cache may use d any more. NULL: no-op. */
+void val_depot_free(val_depot *d);
+
+/* A cache exchanging magazines with depot d (NULL: none, full magazines
+ * are freed); NULL when out of memory. */
+val_cache *val_cache_new(val_depot *d);
 /* Frees the cached blocks and c; c must be no thread's current cache.
  * NULL is a no-op. */
 void val_cache_free(val_cache *c);
 /* Makes c (NULL: none) the calling thread's cache; returns the previous
  * one, to be put back when the thread is done with c. */
 val_cache *val_cache_use(val_cache *c);
-/* Bytes of freed blocks c holds now (for tests and statistics). */
+/* Bytes of freed blocks c, or d, holds now (for tests and statistics). */
 size_t val_cache_held(const val_cache *c);
+size_t val_depot_held(val_depot *d);
 
 /* A block of at least size bytes, and its class for val_block_free (0: a
  * plain malloc block); NULL when out of memory. */

@@ -11,7 +11,7 @@
  * the next value of its size class; without a cache nothing is kept. */
 TEST(value_cache_reuses_blocks)
 {
-    val_cache *c = val_cache_new();
+    val_cache *c = val_cache_new(NULL);
     CHECK(c != NULL);
     if (!c) return;
     CHECK(val_cache_use(c) == NULL);
@@ -66,29 +66,44 @@ static void *cache_release_all(void *arg)
 }
 
 /* Values made on one thread and freed on another (as in a pipeline): the
- * freeing thread's cache keeps at most VAL_CACHE_BYTES per class, the
- * rest is freed, and everything is reusable and leak-free. */
+ * freeing thread's cache keeps two magazines per class and hands further
+ * full ones to the shared depot (VAL_DEPOT_MAGS of them, the rest is
+ * freed); the allocating thread takes them from there. */
 TEST(value_cache_cross_thread_bounded)
 {
     enum { N = 5000 };
+    const size_t mag = (VAL_CACHE_MAG_BYTES / 48) * 48; /* 40-byte strings: class 48 */
     stc_value *vals = malloc(N * sizeof *vals);
-    val_cache *mine = val_cache_new(), *theirs = val_cache_new();
-    CHECK(vals && mine && theirs);
-    if (!vals || !mine || !theirs) goto out;
+    val_depot *d = val_depot_new();
+    val_cache *mine = val_cache_new(d), *theirs = val_cache_new(d);
+    CHECK(vals && d && mine && theirs);
+    if (!vals || !d || !mine || !theirs) goto out;
     val_cache_use(mine);
-    for (int i = 0; i < N; i++) vals[i] = stc_value_new_str("abcdefghij", 10); /* 40 bytes: class 48 */
+    for (int i = 0; i < N; i++) vals[i] = stc_value_new_str("abcdefghij", 10);
     val_cache_use(NULL);
     cache_side side = {theirs, vals, N, 0};
     pthread_t th;
     CHECK_INT(pthread_create(&th, NULL, cache_release_all, &side), 0);
     pthread_join(th, NULL);
-    CHECK_INT(side.held_after, (VAL_CACHE_BYTES / 48) * 48);
+    CHECK(side.held_after > 0 && side.held_after <= 2 * mag);
     CHECK_INT(val_cache_held(theirs), 0); /* all taken back for the new strings */
+    CHECK_INT(val_depot_held(d), 0);
     CHECK_INT(val_cache_held(mine), 0);
     for (int i = 0; i < N; i++) CHECK_STR(stc_value_str(vals[i], NULL), "0123456789");
+    /* Released by them: the depot fills up to its bound... */
+    val_cache_use(theirs);
+    for (int i = 0; i < N; i++) stc_value_release(vals[i]);
+    val_cache_use(NULL);
+    CHECK_INT(val_depot_held(d), VAL_DEPOT_MAGS * mag);
+    /* ... and what we allocate next comes from there. */
+    val_cache_use(mine);
+    for (int i = 0; i < N; i++) vals[i] = stc_value_new_str("abcdefghij", 10);
+    CHECK_INT(val_depot_held(d), 0);
+    val_cache_use(NULL);
     for (int i = 0; i < N; i++) stc_value_release(vals[i]); /* no cache here: free() */
 out:
     val_cache_free(mine);
     val_cache_free(theirs);
+    val_depot_free(d);
     free(vals);
 }
