@@ -258,7 +258,16 @@ for sig in TERM INT; do
     begin "SIG$sig cancels a run: exit 130"
     "$STC" run --workers 2 long.stc </dev/null >out 2>err &
     pid=$!
-    sleep 0.3
+    # Signal only once stc catches it (a sanitizer build on a busy machine
+    # can take longer than any fixed sleep to get there): SigCgt in
+    # /proc/PID/status is the mask of caught signals, bit N-1 for signal N.
+    num=$(kill -l "$sig")
+    for _ in $(seq 1 200); do
+        cgt=$(awk '/^SigCgt:/ {print $2}' /proc/"$pid"/status 2>/dev/null || true)
+        [ -n "$cgt" ] && [ $(( 0x$cgt >> (num - 1) & 1 )) -eq 1 ] && break
+        sleep 0.05
+    done
+    sleep 0.1
     kill -"$sig" "$pid"
     wait "$pid"
     code=$?
