@@ -34,7 +34,13 @@
 #include "shrink.h"
 
 /* The first line of a printed program (a tests/lang comment). */
-#define PRINT_HEADER "-- difftest --seed %llu: a generated program, with the reference evaluator's outcome\n"
+#define PRINT_HEADER "-- difftest --seed %llu: a generated program, with the reference evaluator's outcome\n%s"
+
+/* The second comment line of a printed program with let chains outside smap. */
+static const char *chains_line(const gen_info *info)
+{
+    return info->chains ? "-- with chains of independent lets outside smap (let tasks)\n" : "";
+}
 
 /* ---- Shrinking ---- */
 
@@ -123,21 +129,25 @@ typedef struct run {
     gen_size size;
     unsigned long long seed;
     long long count, passed, failed, threads, sites;
+    long long chained, chained_tasks, plain_tasks; /* programs with let chains; with tasks run at 8 workers */
     bool verbose;
     diff_totals tot;
 } run;
 
-/* One program's verdict: counted, and reported when it is a failure. */
-static void judge(run *r, long long i, verdict *v)
+/* One program's verdict: counted, and reported when it is a failure. t:
+ * what its runs did. */
+static void judge(run *r, long long i, verdict *v, const diff_totals *t)
 {
     unsigned long long s = r->seed + (unsigned long long)i;
     gen_info info;
     char *src = gen_program(s, r->size, &info);
     r->threads += info.threads;
     r->sites += info.error_injected;
+    r->chained += info.chains > 0;
+    if (t->task_groups > 0) ++*(info.chains > 0 ? &r->chained_tasks : &r->plain_tasks);
     diff_seed = s;
     if (r->verbose) {
-        char *file = xprintf(PRINT_HEADER "%s", s, src);
+        char *file = xprintf(PRINT_HEADER "%s", s, chains_line(&info), src);
         char *e = diff_expectation(file);
         printf("%s%s\n", file, e);
         free(e);
@@ -201,7 +211,7 @@ static void run_batches(run *r)
             add_totals(&r->tot, &t);
             failed = v.kind != V_AGREE;
             if (failed) kill(pid, SIGKILL);
-            judge(r, i++, &v);
+            judge(r, i++, &v, &t);
             verdict_free(&v);
         }
         close(fds[0]);
@@ -211,7 +221,9 @@ static void run_batches(run *r)
         /* The child died at program i: check it alone, in a fresh child. */
         char *src = gen_program(r->seed + (unsigned long long)i, r->size, NULL);
         diff_seed = r->seed + (unsigned long long)i;
-        diff_check(src, 0, 0, &v, &r->tot, false);
+        t = (diff_totals){0};
+        diff_check(src, 0, 0, &v, &t, false);
+        add_totals(&r->tot, &t);
         free(src);
         if (v.kind == V_AGREE) {
             verdict_free(&v);
@@ -219,7 +231,7 @@ static void run_batches(run *r)
                           .ref = xprintf("the batch child died here (wait status %d), but not when run alone",
                                          status)};
         }
-        judge(r, i++, &v);
+        judge(r, i++, &v, &t);
         verdict_free(&v);
     }
 }
@@ -259,8 +271,9 @@ int main(int argc, char **argv)
     if (print) {
         for (long long i = 0; i < r.count; i++) {
             unsigned long long s = r.seed + (unsigned long long)i;
-            char *src = gen_program(s, r.size, NULL);
-            char *file = xprintf(PRINT_HEADER "%s", s, src);
+            gen_info info;
+            char *src = gen_program(s, r.size, &info);
+            char *file = xprintf(PRINT_HEADER "%s", s, chains_line(&info), src);
             char *e = diff_expectation(file);
             printf("%s%s\n", file, e);
             free(e);
@@ -277,9 +290,11 @@ int main(int argc, char **argv)
             diff_seed = r.seed + (unsigned long long)i;
             char *src = gen_program(diff_seed, r.size, NULL);
             verdict v;
-            diff_check_here(src, 0, 0, &v, &r.tot);
+            diff_totals t = {0};
+            diff_check_here(src, 0, 0, &v, &t);
+            add_totals(&r.tot, &t);
             free(src);
-            judge(&r, i, &v);
+            judge(&r, i, &v, &t);
             verdict_free(&v);
         }
     }
@@ -288,6 +303,8 @@ int main(int argc, char **argv)
            "sites %lld, runtime errors %lld; at 8 workers: pipelines %lld, sequential smaps %lld, items %lld, "
            "tuple tasks %lld\n", r.count, dt, dt > 0 ? (double)r.count / dt : 0.0, diff_nmodes, r.threads, r.sites,
            r.tot.errors, r.tot.pipelines, r.tot.sequential, r.tot.items, r.tot.task_groups);
+    printf("difftest: programs with let chains outside smap %lld (%lld of them ran tasks at 8 workers), without "
+           "%lld (%lld ran tasks)\n", r.chained, r.chained_tasks, r.count - r.chained, r.plain_tasks);
     printf("difftest: %lld passed, %lld failed\n", r.passed, r.failed);
     return r.failed ? 1 : 0;
 }

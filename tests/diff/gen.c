@@ -8,7 +8,9 @@
  * an smap, a zero-input counter, a two-input join), 1-12 threads bound to
  * them (sometimes several to one function), a few pure functions, wrapper
  * functions that call threads, and a main of 1-4 stages
- * (`let rI = STAGE in ... (r0, r1, ...)`). Every compound expression is
+ * (`let rI = STAGE in ... (r0, r1, ...)`); in about 30% of programs some
+ * stages are chains of independent lets outside smap, inline or in
+ * functions c<i> main calls (recursive ones too). Every compound expression is
  * parenthesized, so the text has no precedence surprises and the shrinker
  * can take parenthesized groups apart. Without an injected error every int
  * stays non-negative and far below 2^63 (arithmetic is modulo a prime). */
@@ -234,6 +236,14 @@ char *gen_program(uint64_t seed, gen_size size, gen_info *info)
                          .depth = clamp(size.depth, 0, 8), .stages = clamp(size.stages, 1, MAX_STAGES)};
     g->err_thread = g->item_var = -1;
     g->err_pending = chance(g, 8);
+    /* Whether main has chains of independent lets (gen_stage.c), drawn from
+     * a stream of its own: a program without them is the one this seed gave
+     * before chains were generated. With them, errors are likelier (they
+     * test which failing item of a chain is reported). */
+    uint64_t z = seed * 0x9e3779b97f4a7c15ull + 0x5851f42d4c957f2dull;
+    z = (z ^ (z >> 33)) * 0xff51afd7ed558ccdull;
+    g->chains = (z ^ (z >> 33)) % 100 < 30;
+    if (g->chains && !g->err_pending) g->err_pending = chance(g, 12);
     int n = 1 + rnd(g, g->size.threads);
     for (int i = 0; i < n; i++) add_thread(g, (tkind)gen_pick_weighted(g, kind_weight, K_COUNT));
     if (g->err_pending && chance(g, 40)) {
@@ -247,6 +257,8 @@ char *gen_program(uint64_t seed, gen_size size, gen_info *info)
     g->nwrap = gen_pick_simple(g, g->nth) >= 0 ? rnd(g, MAX_WRAP + 1) : 0;
     for (int i = 0; i < g->nwrap; i++) emit_wrapper(g, i);
     gen_main(g);
+    if (g->fdecl.p) gen_sb_printf(&g->decl, "%s", g->fdecl.p);
+    free(g->fdecl.p);
     if (g->use_sumlist)
         gen_sb_printf(&g->decl, "fun sumlist(xs) = sl(xs, 0, len(xs))\n"
                                 "fun sl(xs, i, n) = if i >= n then 0 else (nth(xs, i) * 31 + sl(xs, i + 1, n)) %% "
@@ -255,7 +267,7 @@ char *gen_program(uint64_t seed, gen_size size, gen_info *info)
     gen_sb_printf(&g->decl, "%s", g->body.p);
     free(g->body.p);
     char *text = g->decl.p;
-    if (info) *info = (gen_info){.threads = g->nth, .error_injected = g->err_placed};
+    if (info) *info = (gen_info){.threads = g->nth, .error_injected = g->err_placed, .chains = g->nchains};
     free(g);
     return text;
 }

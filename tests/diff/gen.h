@@ -21,6 +21,7 @@ typedef struct gen_size {
 typedef struct gen_info {
     int threads;         /* thread declarations */
     bool error_injected; /* a data-dependent runtime error site was placed */
+    int chains;          /* chains of lets outside smap (candidates for let tasks) */
 } gen_info;
 
 /* The default (largest) size: 12 threads, 300 items, depth 4, 4 stages. */

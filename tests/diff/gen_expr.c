@@ -120,7 +120,7 @@ void gen_sum(gen *g, int depth)
 }
 
 /* sumlist(smap(...)) or len(smap(...)) over a small list, inside a body. */
-static void gen_nested(gen *g, int depth)
+void gen_nested(gen *g, int depth)
 {
     int saved = g->nenv, sv = g->item_var, sn = g->item_n;
     sbuf list = {0}, *out = g->out;

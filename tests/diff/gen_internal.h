@@ -1,5 +1,6 @@
 /* gen_internal.h - shared state of the program generator (gen.c:
- * declarations, gen_expr.c: expressions, gen_stage.c: main's stages). */
+ * declarations, gen_expr.c: expressions, gen_stage.c: main's stages and
+ * the chains of independent lets main evaluates). */
 #ifndef STC_DIFF_GEN_INTERNAL_H
 #define STC_DIFF_GEN_INTERNAL_H
 
@@ -13,6 +14,7 @@
 #define MAX_WRAP 2
 #define MAX_ENV 128
 #define MAX_STAGES 8
+#define MAX_CHAINFN 4 /* functions c<i> holding let chains */
 
 typedef struct sbuf {
     char *p;
@@ -80,6 +82,12 @@ typedef struct gen {
     int item_var, item_n;         /* the innermost smap item (-1: none), bound of its values */
     gstage st[MAX_STAGES];
     int nst, cur_stage;
+    /* Chains of independent lets outside smap (gen_stage.c): whether this
+     * program has them, the functions c<i> declared for them (into fdecl;
+     * arity 1, or 2 for a recursive c<i>(n, x)), and how many chains. */
+    bool chains, in_chainfn;
+    sbuf fdecl;
+    int nchainfn, chainfn_arity[MAX_CHAINFN], nchains, chain_stage;
 } gen;
 
 static inline uint64_t gen_next(gen *g)
@@ -108,6 +116,7 @@ void gen_int(gen *g, int depth);            /* an int expression */
 void gen_call(gen *g, int t, int depth);    /* a call of thread t (int-valued) */
 void gen_sum(gen *g, int depth);            /* an int + int expression */
 void gen_error_site(gen *g);                /* a data-dependent runtime error (int) */
+void gen_nested(gen *g, int depth);         /* sumlist(smap(...)) or len(smap(...)) over a small list */
 void gen_main(gen *g);                      /* "main = ..." into g->body */
 
 #endif
