@@ -151,34 +151,29 @@ TEST(observe_trace_is_valid_json_with_tracks_and_slices)
         CHECK_CONTAINS(text, "{\"name\": \"hi (line 9)\"");
         CHECK_CONTAINS(text, "{\"name\": \"z (line 9)\"");
         free(text);
-        /* Tuple items run as tasks: a slice per group. */
-        stc_program *tp = observe_compile(env, "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0.0\n"
-                                               "thread b = acc init 0.0\nmain = (a(sin_iter(1000, 1.0)), b(2.0))\n");
-        CHECK(tp != NULL);
-        if (tp) {
-            CHECK_INT(stc_run(tp, &(stc_run_opts){.workers = 2, .trace_path = path}, &res), 0);
-            CHECK_INT(stc_result_stats(res).task_groups, 1);
-            stc_result_free(res);
-            text = observe_read(path);
-            CHECK(text && json_valid(text));
-            CHECK_CONTAINS(text, "{\"name\": \"tuple task\", \"cat\": \"task\", \"ph\": \"X\"");
-            free(text);
+        /* Tuple items and independent lets run as tasks: a slice per group. */
+        static const char *const task_src[2][2] = {
+            {"main = (a(sin_iter(1000, 1.0)), b(2.0))\n", "tuple task"},
+            {"main = let x = a(sin_iter(1000, 1.0)) in let y = b(2.0) in x + y\n", "let task"},
+        };
+        for (int k = 0; k < 2; k++) {
+            char src[256], slice[96];
+            snprintf(src, sizeof src, "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0.0\n"
+                                      "thread b = acc init 0.0\n%s", task_src[k][0]);
+            snprintf(slice, sizeof slice, "{\"name\": \"%s\", \"cat\": \"task\", \"ph\": \"X\"", task_src[k][1]);
+            stc_program *tp = observe_compile(env, src);
+            CHECK(tp != NULL);
+            if (tp) {
+                CHECK_INT(stc_run(tp, &(stc_run_opts){.workers = 2, .trace_path = path}, &res), 0);
+                CHECK_INT(stc_result_stats(res).task_groups, 1);
+                stc_result_free(res);
+                text = observe_read(path);
+                CHECK(text && json_valid(text));
+                CHECK_CONTAINS(text, slice);
+                free(text);
+            }
+            stc_program_free(tp);
         }
-        stc_program_free(tp);
-        /* So do independent lets: a `let task` slice per group. */
-        tp = observe_compile(env, "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0.0\n"
-                                  "thread b = acc init 0.0\nmain = let x = a(sin_iter(1000, 1.0)) in let y = b(2.0) in x + y\n");
-        CHECK(tp != NULL);
-        if (tp) {
-            CHECK_INT(stc_run(tp, &(stc_run_opts){.workers = 2, .trace_path = path}, &res), 0);
-            CHECK_INT(stc_result_stats(res).task_groups, 1);
-            stc_result_free(res);
-            text = observe_read(path);
-            CHECK(text && json_valid(text));
-            CHECK_CONTAINS(text, "{\"name\": \"let task\", \"cat\": \"task\", \"ph\": \"X\"");
-            free(text);
-        }
-        stc_program_free(tp);
         /* An unwritable path is an I/O error, and nothing runs. */
         CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2, .trace_path = "/nonexistent/dir/t.json"}, &res),
                   STC_EIO);
