@@ -254,20 +254,25 @@ thread a = acc init 0
 thread b = acc init 0
 main = smap(fn x => b(spin(3000, a(x))), range(0, 10000000))
 EOF2
-for sig in TERM INT; do
-    begin "SIG$sig cancels a run: exit 130"
-    "$STC" run --workers 2 long.stc </dev/null >out 2>err &
-    pid=$!
-    # Signal only once stc catches it (a sanitizer build on a busy machine
-    # can take longer than any fixed sleep to get there): SigCgt in
-    # /proc/PID/status is the mask of caught signals, bit N-1 for signal N.
-    num=$(kill -l "$sig")
+# Waits (up to 10 s) until process $1 catches signal $2, then a little
+# more: a fixed sleep lost the race in a sanitizer build on a busy machine.
+# SigCgt in /proc/PID/status is the mask of caught signals, bit N-1 for
+# signal N.
+wait_caught() {
+    local num cgt
+    num=$(kill -l "$2")
     for _ in $(seq 1 200); do
-        cgt=$(awk '/^SigCgt:/ {print $2}' /proc/"$pid"/status 2>/dev/null || true)
+        cgt=$(awk '/^SigCgt:/ {print $2}' /proc/"$1"/status 2>/dev/null || true)
         [ -n "$cgt" ] && [ $(( 0x$cgt >> (num - 1) & 1 )) -eq 1 ] && break
         sleep 0.05
     done
     sleep 0.1
+}
+for sig in TERM INT; do
+    begin "SIG$sig cancels a run: exit 130"
+    "$STC" run --workers 2 long.stc </dev/null >out 2>err &
+    pid=$!
+    wait_caught "$pid" "$sig"
     kill -"$sig" "$pid"
     wait "$pid"
     code=$?
@@ -407,7 +412,7 @@ if command -v mkfifo >/dev/null 2>&1; then
     mkfifo fifo
     sleep 20 >fifo & writer=$! # holds the pipe open without writing
     "$STC" run --input fifo wc.stc >out 2>err & pid=$!
-    sleep 0.5; kill -INT $pid; wait $pid; code=$?
+    wait_caught "$pid" INT; kill -INT $pid; wait $pid; code=$?
     kill $writer 2>/dev/null; wait $writer 2>/dev/null
     code_is 130; err_has "interrupted"; end
 fi
