@@ -206,9 +206,11 @@ static ir_expr *parse_name(parser *ps)
     return e;
 }
 
+/* A NAME that a let, fn or pattern binds; `_` binds nothing (a variable
+ * named "_" that no expression can name: `_` is not an identifier). */
 static ir_var *parse_binder(parser *ps, const char *what)
 {
-    if (ps->tok.kind != TOK_IDENT) return parse_expected(ps, what);
+    if (ps->tok.kind != TOK_IDENT && ps->tok.kind != TOK_UNDERSCORE) return parse_expected(ps, what);
     char *name = parse_text(ps, &ps->tok);
     if (!name) return NULL;
     ir_var *v = ir_var_new(ps->p, name, parse_loc(&ps->tok));

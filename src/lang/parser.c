@@ -60,7 +60,7 @@ static void parse_fun(parser *ps)
     int n = 0, cap = 0, acap = 0;
     if (!parse_accept(ps, TOK_RPAREN)) {
         for (;;) {
-            if (ps->tok.kind != TOK_IDENT) {
+            if (ps->tok.kind != TOK_IDENT && ps->tok.kind != TOK_UNDERSCORE) { /* `_`: unused */
                 parse_expected(ps, "a parameter name");
                 return;
             }

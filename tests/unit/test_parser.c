@@ -547,7 +547,7 @@ TEST(parser_error_messages)
     CHECK_ERRORS("main = case x of [] => 2", "1:18: expected a pattern, found '['");
     CHECK_ERRORS("main = case x of - y => 2", "1:20: expected a number after '-' in a pattern, found 'y'");
     CHECK_ERRORS("main = case x of inl 1 => 2", "1:22: expected a name after 'inl' in a pattern, found '1'");
-    CHECK_ERRORS("main = case x of inr _ => 2", "1:22: expected a name after 'inr' in a pattern, found '_'");
+    CHECK_ERRORS("main = case x of inr (a) => 2", "1:22: expected a name after 'inr' in a pattern, found '('");
     CHECK_ERRORS("main = case x of (a, 1) => 2", "1:22: expected a name in a tuple pattern, found '1'");
     CHECK_ERRORS("main = case x of 9223372036854775808 => 2", "1:18: integer literal out of range");
     CHECK_ERRORS("main = fn => 1", "1:11: expected a parameter name or '(' after 'fn', found '=>'");
