@@ -19,30 +19,35 @@
 #                  RSS (page tables: /proc/PID/smaps_rollup) sampled every
 #                  second: does anything grow while the stream runs?
 #
-# Each run is
+# Each measured run is
 #   setarch -R /usr/bin/time -v STC run --quiet --stats --workers W \
 #       --input FILE examples/logstats/logstats.stc > /dev/null
 # --stats costs nothing: it prints counters the runtime keeps anyway.
 # setarch -R turns address-space randomisation off: with it on, the peak
 # RSS of the very same run varies by +-10% (stc check alone: 1820 to 2216
-# KB), more than the 5% the target allows. Even so, at 2 workers the peak
-# RSS varies from run to run between about 2.3 and 2.85 MB, in 128 KB
-# steps, at every input size from 100,000 to 10,000,000 lines (the second
-# worker's malloc arena); at 1 worker it does not vary. So a 5% verdict on
-# medians of 3 at 2 workers is at the noise floor: see the ranges, the
-# 1-worker verdict and --sample.
-# Prints per input and worker count the medians of wall time, items/s
-# (lines / wall), items per CPU second, peak RSS (and its range over the
-# runs), CPU time and the runtime's peak items in flight, then the ratios
-# large/small against the target at --workers N (these decide the exit
-# status: 1 when one is missed) and at 1 worker for reference. Our VMs
-# are shared: the load average is printed; rerun before believing a miss
-# of throughput.
+# KB), more than the 5% the target allows.
+#
+# Two ways to read each target:
+#   peak RSS   "time -v" is the kernel's ru_maxrss, as the target says. Since
+#              Linux 6.2 the kernel adds page counts up per CPU, and each
+#              CPU may hold up to 32 pages (128 KB) not yet added in; at 2
+#              workers the figure moves by 128 KB steps from run to run
+#              (one worker: it does not move). "exact" is the largest Rss
+#              of /proc/PID/smaps_rollup, which counts the page tables,
+#              sampled every 0.5 ms by bench/peak_rss.c in a separate run.
+#   items/s    "wall" is lines / the whole command's wall time, as the
+#              target says; "net" is lines / (wall - the wall time of the
+#              same command on an empty input), which leaves out process
+#              start, compile and exit (about 5-9 ms here, most of it fork
+#              and exec) that a 100,000-line run pays once in ~130 ms.
+# The exit status is 1 when any of the four verdicts at --workers N misses.
+# Our VMs are shared: the load average is printed; rerun before believing a
+# miss of throughput.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=3 workers=2 build=build dir=/tmp/stc-stream-mem small=100000 large=10000000 sample=0
-usage() { sed -n '2,41s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
+usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) runs=${2:?--runs needs a number}; shift 2 ;;
@@ -93,44 +98,76 @@ large_f=$(input "$large")
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# measure LINES FILE W: runs the program $runs times; sets m_wall m_ips
-# m_rss m_cpu m_flight (medians) and prints one table row.
-measure() {
-    local lines=$1 file=$2 w=$3 r t0 t1
+peak_rss=$tmp/peak_rss
+cc -O2 -o "$peak_rss" bench/peak_rss.c ||
+    { echo "stream_mem.sh: cannot compile bench/peak_rss.c (needs a C compiler)" >&2; exit 1; }
+
+# run_once W FILE: one timed run; appends its wall time, kernel peak RSS, cpu
+# time and peak in flight to the files in $tmp.
+run_once() {
+    local w=$1 file=$2 t0 t1
+    t0=$EPOCHREALTIME
+    "${norand[@]}" /usr/bin/time -v -o "$tmp/time" "$stc" run --quiet --stats --workers "$w" --input "$file" "$prog" \
+        >/dev/null 2>"$tmp/err" ||
+        { echo "stream_mem.sh: stc failed on $file:" >&2; cat "$tmp/err" "$tmp/time" >&2; exit 1; }
+    t1=$EPOCHREALTIME
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }' >>"$tmp/wall"
+    awk -F': ' '/Maximum resident set size/ { print $2 }' "$tmp/time" >>"$tmp/rss"
+    awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f\n", u + s }' "$tmp/time" >>"$tmp/cpu"
+    sed -n 's/.*peak in flight \([0-9]*\).*/\1/p' "$tmp/err" >>"$tmp/flight"
+}
+
+# empty_wall W: sets m_empty, the median wall time on an empty input.
+empty_wall() {
     : >"$tmp/wall"; : >"$tmp/rss"; : >"$tmp/cpu"; : >"$tmp/flight"
+    local r
+    for ((r = 1; r <= 5; r++)); do run_once "$1" "$empty_f"; done
+    m_empty=$(median <"$tmp/wall")
+}
+
+# measure LINES FILE W EMPTY: runs the program $runs times, then $runs more
+# under peak_rss; sets m_ips m_net m_rss m_exact (medians) and prints one row.
+measure() {
+    local lines=$1 file=$2 w=$3 empty=$4 r
+    : >"$tmp/wall"; : >"$tmp/rss"; : >"$tmp/cpu"; : >"$tmp/flight"; : >"$tmp/exact"
     for ((r = 1; r <= runs; r++)); do
-        t0=$EPOCHREALTIME
-        "${norand[@]}" /usr/bin/time -v -o "$tmp/time" "$stc" run --quiet --stats --workers "$w" --input "$file" "$prog" \
-            >/dev/null 2>"$tmp/err" ||
-            { echo "stream_mem.sh: stc failed on $file:" >&2; cat "$tmp/err" "$tmp/time" >&2; exit 1; }
-        t1=$EPOCHREALTIME
+        run_once "$w" "$file"
         grep -q "items $lines," "$tmp/err" ||
             { echo "stream_mem.sh: stc did not stream $lines items:" >&2; cat "$tmp/err" >&2; exit 1; }
-        awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }' >>"$tmp/wall"
-        awk -F': ' '/Maximum resident set size/ { print $2 }' "$tmp/time" >>"$tmp/rss"
-        awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f\n", u + s }' "$tmp/time" >>"$tmp/cpu"
-        sed -n 's/.*peak in flight \([0-9]*\).*/\1/p' "$tmp/err" >>"$tmp/flight"
     done
+    for ((r = 1; r <= runs; r++)); do
+        "${norand[@]}" "$peak_rss" "$stc" run --quiet --workers "$w" --input "$file" "$prog" >/dev/null 2>"$tmp/err" ||
+            { echo "stream_mem.sh: stc failed under peak_rss on $file:" >&2; cat "$tmp/err" >&2; exit 1; }
+        sed -n 's/^peak_rss: exact \([0-9]*\) KB.*/\1/p' "$tmp/err" >>"$tmp/exact"
+    done
+    local m_wall m_cpu m_flight cpu_ips rss_range exact_range
     m_wall=$(median <"$tmp/wall")
     m_rss=$(median <"$tmp/rss")
+    m_exact=$(median <"$tmp/exact")
     m_cpu=$(median <"$tmp/cpu")
     m_flight=$(median <"$tmp/flight")
     m_ips=$(awk -v n="$lines" -v t="$m_wall" 'BEGIN { printf "%.0f", n / t }')
-    local cpu_ips rss_range
+    m_net=$(awk -v n="$lines" -v t="$m_wall" -v e="$empty" 'BEGIN { printf "%.0f", n / (t - e) }')
     cpu_ips=$(awk -v n="$lines" -v t="$m_cpu" 'BEGIN { printf "%.0f", n / t }')
     rss_range=$(sort -n "$tmp/rss" | sed -n '1p;$p' | paste -sd-)
-    printf '%10s %7s %9.3f %9s %11s %11s %13s %7s %9s\n' "$lines" "$w" "$m_wall" "$m_ips" "$cpu_ips" \
-        "$m_rss" "$rss_range" "$m_cpu" "$m_flight"
+    exact_range=$(sort -n "$tmp/exact" | sed -n '1p;$p' | paste -sd-)
+    printf '%10s %7s %9.3f %9s %9s %11s %8s %11s %8s %11s %7s %9s\n' "$lines" "$w" "$m_wall" "$m_ips" "$m_net" \
+        "$cpu_ips" "$m_rss" "$rss_range" "$m_exact" "$exact_range" "$m_cpu" "$m_flight"
 }
 
-echo "stc stream memory: $prog, $runs runs each, medians; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%10s %7s %9s %9s %11s %11s %13s %7s %9s\n' lines workers "wall s" "items/s" "items/cpu-s" \
-    "peak RSS KB" "RSS range" "cpu s" "in flight"
-measure "$small" "$small_f" "$workers"; s_rss=$m_rss s_ips=$m_ips
-measure "$large" "$large_f" "$workers"; l_rss=$m_rss l_ips=$m_ips
+empty_f=$tmp/empty.log
+: >"$empty_f"
+echo "stc stream memory: $prog, $runs runs each (and $runs more for the exact peak), medians; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+empty_wall "$workers"; e_n=$m_empty
+empty_wall 1; e_1=$m_empty
+echo "empty input: wall $(awk -v a="$e_n" 'BEGIN { printf "%.1f", a * 1000 }') ms at $workers workers, $(awk -v a="$e_1" 'BEGIN { printf "%.1f", a * 1000 }') ms at 1"
+printf '%10s %7s %9s %9s %9s %11s %8s %11s %8s %11s %7s %9s\n' lines workers "wall s" "items/s" "net/s" "items/cpu-s" \
+    "time -v" "range KB" "exact" "range KB" "cpu s" "in flight"
+measure "$small" "$small_f" "$workers" "$e_n"; s_rss=$m_rss s_ips=$m_ips s_net=$m_net s_exact=$m_exact
+measure "$large" "$large_f" "$workers" "$e_n"; l_rss=$m_rss l_ips=$m_ips l_net=$m_net l_exact=$m_exact
 if [ "$workers" != 1 ]; then
-    measure "$small" "$small_f" 1; s1_rss=$m_rss s1_ips=$m_ips
-    measure "$large" "$large_f" 1; l1_rss=$m_rss l1_ips=$m_ips
+    measure "$small" "$small_f" 1 "$e_1"; s1_rss=$m_rss s1_ips=$m_ips s1_net=$m_net s1_exact=$m_exact
+    measure "$large" "$large_f" 1 "$e_1"; l1_rss=$m_rss l1_ips=$m_ips l1_net=$m_net l1_exact=$m_exact
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -165,13 +202,15 @@ verdict() { # verdict NAME RATIO TOLERANCE: prints the line, returns 1 on a miss
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", a / b }'; }
 echo "at $workers workers (the target):"
 ok=0
-verdict "peak RSS" "$(ratio "$l_rss" "$s_rss")" 0.05 || ok=1
+verdict "RSS time-v" "$(ratio "$l_rss" "$s_rss")" 0.05 || ok=1
+verdict "RSS exact" "$(ratio "$l_exact" "$s_exact")" 0.05 || ok=1
 verdict "items/s" "$(ratio "$l_ips" "$s_ips")" 0.10 || ok=1
+verdict "net/s" "$(ratio "$l_net" "$s_net")" 0.10 || ok=1
 if [ "$workers" != 1 ]; then
-    # For reference only: one worker has no second malloc arena, so its
-    # peak RSS does not vary from run to run.
     echo "at 1 worker (reference, not part of the exit status):"
-    verdict "peak RSS" "$(ratio "$l1_rss" "$s1_rss")" 0.05 || true
+    verdict "RSS time-v" "$(ratio "$l1_rss" "$s1_rss")" 0.05 || true
+    verdict "RSS exact" "$(ratio "$l1_exact" "$s1_exact")" 0.05 || true
     verdict "items/s" "$(ratio "$l1_ips" "$s1_ips")" 0.10 || true
+    verdict "net/s" "$(ratio "$l1_net" "$s1_net")" 0.10 || true
 fi
 exit "$ok"

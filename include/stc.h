@@ -301,7 +301,8 @@ typedef struct stc_run_opts {
                                stc_run fails with STC_EIO if it cannot be written */
     int queue_capacity;   /* items per batch passed between stages at most; 0: default (1024) */
     bool reference;       /* run the reference evaluator */
-    int max_batches;      /* batches in flight at most; 0: default (2 x workers + stages) */
+    int max_batches;      /* batches in flight at most; 0: default (2 x workers + stages,
+                             a stream 2 x workers + 1) */
     stc_cancel *cancel;   /* NULL: the run cannot be cancelled */
     stc_pool *pool;       /* NULL: a pool for this run; else its workers (then
                              `workers` must be 0 or the pool's count) */

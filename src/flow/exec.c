@@ -693,7 +693,16 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     atomic_init(&job.live, 0);
     atomic_init(&job.peak, 0);
     pthread_mutex_init(&job.err_lock, NULL);
-    int tokens = rt->max_batches ? rt->max_batches : 2 * rt->workers + pl->nstages;
+    /* Tokens (batches in flight). A list is in memory anyway, so it gets
+     * one per worker twice over plus one per stage, room for every stage to
+     * hold a batch. A stream gets 2 x workers + 1: its peak memory is
+     * tokens x batch size items, and a long stream reaches that peak sooner
+     * or later, so it must be one that a short stream reaches too (with
+     * 2 x workers + stages a 10M-line log stream peaked 10% above a
+     * 100K-line one; throughput is the same, bench/stream_mem.sh). */
+    int tokens = rt->max_batches ? rt->max_batches
+                 : s             ? 2 * rt->workers + 1
+                                 : 2 * rt->workers + pl->nstages;
     sched_pipeline spl = {.nstages = nstages, .serial = serial, .run = flow_stage_run,
                           .source = flow_source, .release = flow_release, .ud = &job,
                           .max_batches = tokens, .perturb_seed = rt->perturb_seed,

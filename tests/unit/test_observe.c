@@ -174,6 +174,20 @@ TEST(observe_trace_is_valid_json_with_tracks_and_slices)
             }
             stc_program_free(tp);
         }
+        /* More slices than a worker's buffer holds: the buffer is written
+         * out mid-run, which shows as a slice of its own, and the file is
+         * still one valid JSON value. */
+        stc_program *lp = observe_compile(env, "main = smap(fn x => x + 1, range(0, 6000))\n");
+        CHECK(lp != NULL);
+        if (lp) {
+            CHECK_INT(stc_run(lp, &(stc_run_opts){.workers = 1, .queue_capacity = 1, .trace_path = path}, &res), 0);
+            stc_result_free(res);
+            text = observe_read(path);
+            CHECK(text && json_valid(text));
+            CHECK_CONTAINS(text, "{\"name\": \"trace write\", \"cat\": \"trace\", \"ph\": \"X\"");
+            free(text);
+        }
+        stc_program_free(lp);
         /* An unwritable path is an I/O error, and nothing runs. */
         CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2, .trace_path = "/nonexistent/dir/t.json"}, &res),
                   STC_EIO);
