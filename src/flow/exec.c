@@ -303,13 +303,20 @@ static int flow_load(flow_job *job, eval_ctx *cx, flow_batch *b, int i, stc_valu
  * FLOW_INPUT_STAGE(pl) included) in the profile and the trace. */
 #define FLOW_OUTPUT_STAGE(pl) ((pl)->nstages)
 #define FLOW_INPUT_STAGE(pl) ((pl)->nstages + 1)
+/* Worker w's cells of stage s: a row per worker, padded to whole cache
+ * lines (cells is 64-byte aligned) so that workers do not share one. */
+static size_t flow_prof_row(const flow_plan *pl) { return ((size_t)(pl->nstages + 2) * 3 + 7) / 8 * 8; }
+static uint64_t *flow_prof_cell(const flow_plan_prof *pf, const flow_plan *pl, int w, int s)
+{
+    return pf->cells + (size_t)w * flow_prof_row(pl) + (size_t)s * 3;
+}
+
 static void flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint64_t t0, uint64_t t1,
                            int nran, uint64_t seq)
 {
     flow_runtime *rt = job->rt;
     if (rt->profile) {
-        size_t ncols = (size_t)job->plan->nstages + 2;
-        uint64_t *cell = job->prof->cells + ((size_t)worker * ncols + (size_t)stage) * 3;
+        uint64_t *cell = flow_prof_cell(job->prof, job->plan, worker, stage);
         cell[0] += t1 - t0;
         cell[1] += (uint64_t)nran;
         cell[2]++;
@@ -412,7 +419,7 @@ static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int wor
     flow_job *job = ud;
     flow_batch *b = sb->data;
     const flow_plan *pl = job->plan;
-    eval_ctx *cx = &job->rt->wcx[worker];
+    eval_ctx *cx = &job->rt->wcx[worker].cx;
     if (stage == pl->nstages) return flow_output(job, cx, b, worker, sb->seq);
     const flow_stage *st = &pl->stages[stage];
     cx->stack_base = 0; /* this activation may run on another thread than the last */
@@ -467,7 +474,9 @@ static int flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof 
     size_t ns = (size_t)pl->nstages;
     *pf = (flow_plan_prof){.order = -1};
     pf->names = calloc(ns + 1, sizeof *pf->names);
-    pf->cells = calloc((size_t)rt->workers * (ns + 2) * 3, sizeof *pf->cells);
+    size_t ncells = (size_t)rt->workers * flow_prof_row(pl);
+    pf->cells = aligned_alloc(64, ncells * sizeof *pf->cells);
+    if (pf->cells) memset(pf->cells, 0, ncells * sizeof *pf->cells);
     pf->wait_ns = calloc(ns + 1, sizeof *pf->wait_ns);
     if (!pf->names || !pf->cells || !pf->wait_ns) return -1;
     for (size_t i = 0; i < ns; i++) {
@@ -524,7 +533,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     memset(b->dead, 0, size + nflags);
     if (job->stream) {
         /* Read up to size items; a partial batch still goes on. */
-        eval_ctx *cx = &job->rt->wcx[worker];
+        eval_ctx *cx = &job->rt->wcx[worker].cx;
         uint64_t t0 = job->prof ? flow_now_ns() : 0;
         size_t k = 0;
         while (k < size) {
@@ -613,9 +622,9 @@ static const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const 
 int flow_start_pool(flow_runtime *rt)
 {
     if (!rt->wcx) {
-        rt->wcx = calloc((size_t)rt->workers, sizeof *rt->wcx);
+        rt->wcx = aligned_alloc(64, (size_t)rt->workers * sizeof *rt->wcx);
         if (!rt->wcx) return -1;
-        for (int i = 0; i < rt->workers; i++) eval_ctx_init(&rt->wcx[i], rt->p, NULL);
+        for (int i = 0; i < rt->workers; i++) eval_ctx_init(&rt->wcx[i].cx, rt->p, NULL);
     }
     if (!rt->caches) {
         rt->caches = calloc((size_t)rt->workers, sizeof *rt->caches);
@@ -674,8 +683,8 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     for (int i = 0; i < pl->nstages; i++) serial[i] = pl->stages[i].serial;
     if (s) serial[pl->nstages] = true;
     for (int i = 0; i < rt->workers; i++) {
-        rt->wcx[i].states = cx->states;
-        rt->wcx[i].cancel = cx->cancel;
+        rt->wcx[i].cx.states = cx->states;
+        rt->wcx[i].cx.cancel = cx->cancel;
     }
     flow_job job = {.rt = rt, .plan = pl, .items = s ? NULL : xs->items, .start = s ? 0 : xs->start, .n = n,
                     .stream = s, .out = s ? NULL : val_seq_items(result), .base_depth = cx->depth, .loc = loc,
@@ -793,7 +802,7 @@ void flow_runtime_free(flow_runtime *rt)
     val_depot_free(rt->depot);
     free(rt->caches);
     free(rt->outer_caches);
-    for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i]);
+    for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i].cx);
     free(rt->wcx);
     for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);
     free(rt->profs);
@@ -878,7 +887,7 @@ result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
                 sp->serial = io || pl->stages[s].serial;
                 uint64_t busy = 0, items = 0, batches = 0;
                 for (int w = 0; w < rt->workers; w++) {
-                    const uint64_t *cell = pp->cells + ((size_t)w * ((size_t)pl->nstages + 2) + (size_t)s) * 3;
+                    const uint64_t *cell = flow_prof_cell(pp, pl, w, s);
                     busy += cell[0];
                     items += cell[1];
                     batches += cell[2];

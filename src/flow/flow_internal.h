@@ -33,6 +33,13 @@ typedef struct flow_task_plan {
     int cheap_runs;               /* consecutive runs shorter than FLOW_TASK_MIN_NS (main thread only) */
 } flow_task_plan;
 
+/* A worker's evaluation context, on cache lines of its own (the array is
+ * 64-byte aligned): its fields change at every call, and a neighbour's
+ * context on the same line would move between the cores with them. */
+typedef struct flow_worker_ctx {
+    _Alignas(64) eval_ctx cx;
+} flow_worker_ctx;
+
 struct flow_runtime {
     const ir_program *p;
     flow_info *fi;
@@ -45,7 +52,7 @@ struct flow_runtime {
     int npipelines;          /* plans that have run, for flow_plan_prof.order */
     sched_pool *pool;        /* made at the first parallel smap, or the host's */
     bool own_pool;           /* free it with the runtime */
-    eval_ctx *wcx;           /* one evaluation context per worker */
+    flow_worker_ctx *wcx;    /* one evaluation context per worker (.cx) */
     /* Per worker: the value cache it allocates from while it works for a
      * job of this runtime, and the cache its thread had before (put back
      * when it leaves; a C thread may run another program's job inside). */

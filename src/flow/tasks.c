@@ -230,7 +230,7 @@ static sched_status flow_task_run(void *ud, int stage, sched_batch *b, int worke
     (void)stage;
     flow_tasks *t = ud;
     const flow_task_plan *tp = t->plan;
-    eval_ctx *cx = &t->rt->wcx[worker];
+    eval_ctx *cx = &t->rt->wcx[worker].cx;
     cx->stack_base = 0;
     cx->item = t->item;
     cx->thread = t->thread;
@@ -277,8 +277,8 @@ static int flow_task_run_all(flow_runtime *rt, eval_ctx *cx, flow_task_plan *tp,
 {
     if (flow_start_pool(rt) != 0) return eval_oom(cx, tp->e->loc);
     for (int i = 0; i < rt->workers; i++) {
-        rt->wcx[i].states = cx->states;
-        rt->wcx[i].cancel = cx->cancel;
+        rt->wcx[i].cx.states = cx->states;
+        rt->wcx[i].cx.cancel = cx->cancel;
     }
     flow_tasks t = {.rt = rt, .plan = tp, .fr = fr, .out = out, .base_depth = cx->depth, .item = cx->item,
                     .thread = cx->thread, .err_index = -1};
