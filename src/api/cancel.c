@@ -5,7 +5,10 @@
 
 stc_cancel *stc_cancel_new(void)
 {
-    stc_cancel *c = malloc(sizeof *c);
+    /* Every worker reads the flag at every call: alone on its cache line,
+     * or a neighbour's writes (the host's, anyone's) would make each read
+     * a transfer from another core. */
+    stc_cancel *c = aligned_alloc(64, 64);
     if (c) atomic_init(&c->raised, 0);
     return c;
 }

@@ -38,11 +38,21 @@ typedef struct val_mag {
 } val_mag;
 
 /* Used by one thread at a time: the one whose current cache it is.  Per
- * class, cur is where blocks come and go; prev is empty or full. */
+ * class, cur is where blocks come and go, and full[0 .. nfull) are full
+ * magazines kept for this thread's next allocations, the newest last
+ * (classes 1 .. VAL_CACHE_CLASSES).  low is the fewest full ones a class
+ * had since the last trim: that many were not needed (see val_cache_trim). */
 struct val_cache {
     val_depot *depot;
-    val_mag cur[VAL_CACHE_CLASSES + 1], prev[VAL_CACHE_CLASSES + 1]; /* classes 1..VAL_CACHE_CLASSES */
+    val_mag cur[VAL_CACHE_CLASSES + 1];
+    val_mag full[VAL_CACHE_CLASSES + 1][VAL_CACHE_KEPT];
+    unsigned nfull[VAL_CACHE_CLASSES + 1], low[VAL_CACHE_CLASSES + 1];
+    unsigned moves; /* magazines kept or taken since the last trim */
+    unsigned kept;  /* full magazines kept, all classes */
 };
+
+/* A trim after this many magazine moves. */
+#define VAL_CACHE_TRIM_MOVES 64
 
 struct val_depot {
     pthread_mutex_t lock;
@@ -129,6 +139,27 @@ static bool val_depot_take(val_depot *d, val_mag *m, unsigned cls)
     return got;
 }
 
+/* Full magazines a class kept all along since the last trim were not
+ * needed by this thread: they (the oldest ones) go to the depot, where
+ * another thread may need them, or are freed.  So a thread that mostly
+ * frees a class (it runs the later stages) does not sit on its blocks
+ * while another allocates new ones, and one that frees and allocates alike
+ * keeps what it will use (after jemalloc's thread cache "low water"). */
+static void val_cache_trim(val_cache *c)
+{
+    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
+        unsigned spill = c->low[k];
+        for (unsigned i = 0; i < spill; i++) val_depot_put(c->depot, &c->full[k][i], k);
+        if (spill) {
+            memmove(&c->full[k][0], &c->full[k][spill], (c->nfull[k] - spill) * sizeof c->full[k][0]);
+            c->nfull[k] -= spill;
+            c->kept -= spill;
+        }
+        c->low[k] = c->nfull[k];
+    }
+    c->moves = 0;
+}
+
 val_cache *val_cache_new(val_depot *d)
 {
     /* Cache lines of its own: the caches of a run's workers are made one
@@ -147,7 +178,7 @@ void val_cache_free(val_cache *c)
     if (!c) return;
     for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
         val_mag_release(&c->cur[k], k);
-        val_mag_release(&c->prev[k], k);
+        for (unsigned i = 0; i < c->nfull[k]; i++) val_mag_release(&c->full[k][i], k);
     }
     free(c);
 }
@@ -162,8 +193,10 @@ val_cache *val_cache_use(val_cache *c)
 size_t val_cache_held(const val_cache *c)
 {
     size_t n = 0;
-    for (unsigned k = 1; c && k <= VAL_CACHE_CLASSES; k++)
-        n += (c->cur[k].count + c->prev[k].count) * val_class_size(k);
+    for (unsigned k = 1; c && k <= VAL_CACHE_CLASSES; k++) {
+        n += c->cur[k].count * val_class_size(k);
+        for (unsigned i = 0; i < c->nfull[k]; i++) n += c->full[k][i].count * val_class_size(k);
+    }
     return n;
 }
 
@@ -180,10 +213,12 @@ void *val_block_alloc(size_t size, uint8_t *cls)
     val_cache *c = val_cache_here;
     if (c) {
         val_mag *cur = &c->cur[k];
-        if (!cur->head) { /* empty: the full prev, else a magazine from the depot */
-            if (c->prev[k].head) {
-                *cur = c->prev[k];
-                c->prev[k] = (val_mag){NULL, 0};
+        if (!cur->head) { /* empty: a full one of ours, else one from the depot */
+            if (c->nfull[k] > 0) {
+                *cur = c->full[k][--c->nfull[k]];
+                c->kept--;
+                if (c->nfull[k] < c->low[k]) c->low[k] = c->nfull[k];
+                if (++c->moves >= VAL_CACHE_TRIM_MOVES) val_cache_trim(c);
             } else {
                 val_depot_take(c->depot, cur, k);
             }
@@ -219,10 +254,15 @@ void val_block_free(void *p, uint8_t cls)
         return;
     }
     val_mag *cur = &c->cur[cls];
-    if (cur->count >= val_mag_cap(cls)) { /* full: it becomes prev, a full prev goes to the depot */
-        if (c->prev[cls].head) val_depot_put(c->depot, &c->prev[cls], cls);
-        c->prev[cls] = *cur;
+    if (cur->count >= val_mag_cap(cls)) { /* full: kept, or to the depot when we keep enough */
+        if (c->kept < VAL_CACHE_KEPT) {
+            c->full[cls][c->nfull[cls]++] = *cur;
+            c->kept++;
+        } else {
+            val_depot_put(c->depot, cur, cls);
+        }
         *cur = (val_mag){NULL, 0};
+        if (++c->moves >= VAL_CACHE_TRIM_MOVES) val_cache_trim(c);
     }
     val_cache_block *b = p;
     b->next = cur->head;

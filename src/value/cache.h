@@ -11,11 +11,19 @@
  * A worker with a val_cache keeps freed blocks per 16-byte size class and
  * reuses them for its next values without any lock.  The blocks of a class
  * are held in magazines of VAL_CACHE_MAG_BYTES (after Bonwick's slab
- * allocator): two per class in the cache, and full ones go to a val_depot
- * shared by the run's workers.  A worker that frees more than it allocates
- * (it runs the later stages) hands full magazines to the depot, one that
- * allocates more takes them from there: one lock per magazine, and the
- * memory the caches hold stays bounded however long the run.  The blocks
+ * allocator): the one in use per class and up to VAL_CACHE_KEPT full ones
+ * in the cache; further full ones go to a val_depot shared by the run's
+ * workers.  The cache must hold what a worker frees when it releases a
+ * batch (hundreds of items of a cheap stream): with two magazines per
+ * class, most of those blocks went through the depot to the other worker,
+ * whose next batch then wrote to memory last written on the other core, a
+ * cache-line transfer per block, and every stage's time per item doubled
+ * at 2 workers (bench/stream_scale.sh).  A worker that frees more than it
+ * allocates (it runs the later stages) hands full magazines to the depot,
+ * both past that bound and those it kept but did not use by its next trim
+ * (every VAL_CACHE_TRIM_MOVES magazine moves, cache.c); one that allocates
+ * more takes them from there: one lock per magazine, and the memory the
+ * caches hold stays bounded however long the run.  The blocks
  * stay malloc blocks, so a block may be freed anywhere (a result released
  * by the host after the run goes to free()).
  *
@@ -36,6 +44,10 @@ typedef struct val_depot val_depot;
 #define VAL_CACHE_MAX_SIZE 256
 /* A magazine holds this many bytes of blocks of its class. */
 #define VAL_CACHE_MAG_BYTES (8 * 1024)
+/* Full magazines a cache keeps for its own thread (all classes together),
+ * besides the one in use per class; more go to the depot.  About what a
+ * worker frees when it releases a batch of cheap items (see above). */
+#define VAL_CACHE_KEPT 4
 /* Full magazines a depot keeps per class at most; more go to free(). */
 #define VAL_DEPOT_MAGS 4
 

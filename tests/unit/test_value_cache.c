@@ -1,6 +1,7 @@
 /* test_value_cache.c - per-thread caches of freed value blocks. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "test.h"
 #include "stc.h"
@@ -66,8 +67,8 @@ static void *cache_release_all(void *arg)
 }
 
 /* Values made on one thread and freed on another (as in a pipeline): the
- * freeing thread's cache keeps two magazines per class and hands further
- * full ones to the shared depot (VAL_DEPOT_MAGS of them, the rest is
+ * freeing thread's cache keeps VAL_CACHE_KEPT full magazines and hands
+ * further ones to the shared depot (VAL_DEPOT_MAGS of them, the rest is
  * freed); the allocating thread takes them from there. */
 TEST(value_cache_cross_thread_bounded)
 {
@@ -85,7 +86,7 @@ TEST(value_cache_cross_thread_bounded)
     pthread_t th;
     CHECK_INT(pthread_create(&th, NULL, cache_release_all, &side), 0);
     pthread_join(th, NULL);
-    CHECK(side.held_after > 0 && side.held_after <= 2 * mag);
+    CHECK(side.held_after > (VAL_CACHE_KEPT - 1) * mag && side.held_after <= (VAL_CACHE_KEPT + 1) * mag);
     CHECK_INT(val_cache_held(theirs), 0); /* all taken back for the new strings */
     CHECK_INT(val_depot_held(d), 0);
     CHECK_INT(val_cache_held(mine), 0);
@@ -106,4 +107,44 @@ out:
     val_cache_free(theirs);
     val_depot_free(d);
     free(vals);
+}
+
+/* Magazines a cache keeps but does not use go to the depot at its second
+ * trim after they were kept (they were not needed since the first), while
+ * a class it allocates as much as it frees keeps its own. */
+TEST(value_cache_trim_gives_unused_magazines_away)
+{
+    /* Class 48 keeps KA full magazines, class 208 uses KB a round; together no more than the cache keeps. */
+    enum { KA = VAL_CACHE_KEPT / 2, KB = VAL_CACHE_KEPT - VAL_CACHE_KEPT / 2 };
+    enum { NA = (KA + 1) * (VAL_CACHE_MAG_BYTES / 48), NB = KB * (VAL_CACHE_MAG_BYTES / 208) };
+    const size_t mag_a = (VAL_CACHE_MAG_BYTES / 48) * 48, mag_b = (VAL_CACHE_MAG_BYTES / 208) * 208;
+    char text_b[181];
+    memset(text_b, 'b', 180); /* 16 + 8 + 181 bytes: class 208 */
+    text_b[180] = 0;
+    stc_value *a = malloc(NA * sizeof *a), *b = malloc(NB * sizeof *b);
+    val_depot *d = val_depot_new();
+    val_cache *c = val_cache_new(d);
+    CHECK(a && b && d && c);
+    if (!a || !b || !d || !c) goto out;
+    /* Class 48: made without a cache, freed into c: KA full magazines kept
+     * and the full one in use. */
+    for (int i = 0; i < NA; i++) a[i] = stc_value_new_str("abcdefghij", 10);
+    val_cache_use(c);
+    for (int i = 0; i < NA; i++) stc_value_release(a[i]);
+    CHECK_INT(val_cache_held(c), (KA + 1) * mag_a);
+    /* Class 208: allocated and freed alike, KB magazines a round, for more
+     * than two trims' worth of moves (64 each). */
+    for (int r = 0; r < 3 * 64; r++) { /* at least 2 moves a round */
+        for (int i = 0; i < NB; i++) b[i] = stc_value_new_str(text_b, 180);
+        for (int i = 0; i < NB; i++) stc_value_release(b[i]);
+    }
+    val_cache_use(NULL);
+    CHECK_INT(val_depot_held(d), KA * mag_a); /* class 48's kept ones, given away */
+    size_t held = val_cache_held(c) - mag_a;  /* class 48's in use stays */
+    CHECK(held >= (KB - 1) * mag_b && held <= (KB + 1) * mag_b); /* class 208's, kept */
+out:
+    val_cache_free(c);
+    val_depot_free(d);
+    free(a);
+    free(b);
 }
