@@ -20,9 +20,15 @@
 #                  second: does anything grow while the stream runs?
 #
 # Each measured run is
-#   setarch -R /usr/bin/time -v STC run --quiet --stats --workers W \
+#   setarch -R peak_rss --no-sample STC run --quiet --stats --workers W \
 #       --input FILE examples/logstats/logstats.stc > /dev/null
-# --stats costs nothing: it prints counters the runtime keeps anyway.
+# where peak_rss (bench/peak_rss.c, compiled here) times the command to the
+# microsecond and reports the ru_maxrss of wait4(), the very number GNU
+# `/usr/bin/time -v` prints as "Maximum resident set size" (time itself
+# gives wall time in hundredths of a second only). The runs alternate: an
+# empty input, the small one, the large one, round after round, because our
+# VMs change speed from minute to minute. --stats costs nothing: it prints
+# counters the runtime keeps anyway.
 # setarch -R turns address-space randomisation off: with it on, the peak
 # RSS of the very same run varies by +-10% (stc check alone: 1820 to 2216
 # KB), more than the 5% the target allows.
@@ -35,11 +41,11 @@
 #              (one worker: it does not move). "exact" is the largest Rss
 #              of /proc/PID/smaps_rollup, which counts the page tables,
 #              sampled every 0.5 ms by bench/peak_rss.c in a separate run.
-#   items/s    "wall" is lines / the whole command's wall time, as the
-#              target says; "net" is lines / (wall - the wall time of the
-#              same command on an empty input), which leaves out process
-#              start, compile and exit (about 5-9 ms here, most of it fork
-#              and exec) that a 100,000-line run pays once in ~130 ms.
+#   items/s    "items/s" is lines / the command's wall time, as the target
+#              says; "net/s" is lines / (wall - the wall time of the same
+#              command on an empty input), which leaves out process start,
+#              compile and exit (about 5-7 ms here, most of it fork and
+#              exec) that a 100,000-line run pays once in ~130 ms.
 # The exit status is 1 when any of the four verdicts at --workers N misses.
 # Our VMs are shared: the load average is printed; rerun before believing a
 # miss of throughput.
@@ -71,7 +77,6 @@ prog=examples/logstats/logstats.stc
 for f in "$stc" "$gen"; do
     [ -x "$f" ] || { echo "stream_mem.sh: no $f; build with: cmake -S . -B $build && cmake --build $build" >&2; exit 1; }
 done
-[ -x /usr/bin/time ] || { echo "stream_mem.sh: needs GNU time (apt-get install time)" >&2; exit 1; }
 norand=(setarch -R)
 if ! setarch -R true 2>/dev/null; then
     echo "stream_mem.sh: setarch -R unavailable; peak RSS will be noisier (+-10%)" >&2
@@ -102,73 +107,78 @@ peak_rss=$tmp/peak_rss
 cc -O2 -o "$peak_rss" bench/peak_rss.c ||
     { echo "stream_mem.sh: cannot compile bench/peak_rss.c (needs a C compiler)" >&2; exit 1; }
 
-# run_once W FILE: one timed run; appends its wall time, kernel peak RSS, cpu
-# time and peak in flight to the files in $tmp.
+# run_once W FILE TAG: one timed run (peak_rss --no-sample: the command's
+# own wall time, to the microsecond, and ru_maxrss, which is what GNU time
+# -v prints); appends its wall time, kernel peak RSS, cpu time and peak in
+# flight to $tmp/TAG.*.
 run_once() {
-    local w=$1 file=$2 t0 t1
-    t0=$EPOCHREALTIME
-    "${norand[@]}" /usr/bin/time -v -o "$tmp/time" "$stc" run --quiet --stats --workers "$w" --input "$file" "$prog" \
+    local w=$1 file=$2 tag=$tmp/$3
+    "${norand[@]}" "$peak_rss" --no-sample "$stc" run --quiet --stats --workers "$w" --input "$file" "$prog" \
         >/dev/null 2>"$tmp/err" ||
-        { echo "stream_mem.sh: stc failed on $file:" >&2; cat "$tmp/err" "$tmp/time" >&2; exit 1; }
-    t1=$EPOCHREALTIME
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }' >>"$tmp/wall"
-    awk -F': ' '/Maximum resident set size/ { print $2 }' "$tmp/time" >>"$tmp/rss"
-    awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { printf "%.2f\n", u + s }' "$tmp/time" >>"$tmp/cpu"
-    sed -n 's/.*peak in flight \([0-9]*\).*/\1/p' "$tmp/err" >>"$tmp/flight"
+        { echo "stream_mem.sh: stc failed on $file:" >&2; cat "$tmp/err" >&2; exit 1; }
+    sed -n 's/^peak_rss: .* wall \([0-9.]*\),.*/\1/p' "$tmp/err" >>"$tag.wall"
+    sed -n 's/^peak_rss: .* kernel \([0-9]*\) KB.*/\1/p' "$tmp/err" >>"$tag.rss"
+    sed -n 's/^peak_rss: .* cpu \([0-9.]*\),.*/\1/p' "$tmp/err" >>"$tag.cpu"
+    sed -n 's/.*peak in flight \([0-9]*\).*/\1/p' "$tmp/err" >>"$tag.flight"
 }
 
-# empty_wall W: sets m_empty, the median wall time on an empty input.
-empty_wall() {
-    : >"$tmp/wall"; : >"$tmp/rss"; : >"$tmp/cpu"; : >"$tmp/flight"
-    local r
-    for ((r = 1; r <= 5; r++)); do run_once "$1" "$empty_f"; done
-    m_empty=$(median <"$tmp/wall")
+# exact_once W FILE TAG: one run under peak_rss; appends its exact peak.
+exact_once() {
+    "${norand[@]}" "$peak_rss" "$stc" run --quiet --workers "$1" --input "$2" "$prog" >/dev/null 2>"$tmp/err" ||
+        { echo "stream_mem.sh: stc failed under peak_rss on $2:" >&2; cat "$tmp/err" >&2; exit 1; }
+    sed -n 's/^peak_rss: exact \([0-9]*\) KB.*/\1/p' "$tmp/err" >>"$tmp/$3.exact"
 }
 
-# measure LINES FILE W EMPTY: runs the program $runs times, then $runs more
-# under peak_rss; sets m_ips m_net m_rss m_exact (medians) and prints one row.
+# measure W: $runs rounds of an empty, the small and the large input, in
+# turn (our VMs change speed from one minute to the next, so the sizes
+# are compared run by run, not hour by hour), then $runs rounds of exact
+# peaks; prints the two rows and sets s_* and l_* (medians).
 measure() {
-    local lines=$1 file=$2 w=$3 empty=$4 r
-    : >"$tmp/wall"; : >"$tmp/rss"; : >"$tmp/cpu"; : >"$tmp/flight"; : >"$tmp/exact"
+    local w=$1 r tag
+    for tag in e s l; do : >"$tmp/$tag.wall"; : >"$tmp/$tag.rss"; : >"$tmp/$tag.cpu"; : >"$tmp/$tag.flight"; : >"$tmp/$tag.exact"; done
     for ((r = 1; r <= runs; r++)); do
-        run_once "$w" "$file"
-        grep -q "items $lines," "$tmp/err" ||
-            { echo "stream_mem.sh: stc did not stream $lines items:" >&2; cat "$tmp/err" >&2; exit 1; }
+        run_once "$w" "$empty_f" e
+        run_once "$w" "$small_f" s
+        grep -q "items $small," "$tmp/err" || { echo "stream_mem.sh: stc did not stream $small items:" >&2; cat "$tmp/err" >&2; exit 1; }
+        run_once "$w" "$large_f" l
+        grep -q "items $large," "$tmp/err" || { echo "stream_mem.sh: stc did not stream $large items:" >&2; cat "$tmp/err" >&2; exit 1; }
     done
     for ((r = 1; r <= runs; r++)); do
-        "${norand[@]}" "$peak_rss" "$stc" run --quiet --workers "$w" --input "$file" "$prog" >/dev/null 2>"$tmp/err" ||
-            { echo "stream_mem.sh: stc failed under peak_rss on $file:" >&2; cat "$tmp/err" >&2; exit 1; }
-        sed -n 's/^peak_rss: exact \([0-9]*\) KB.*/\1/p' "$tmp/err" >>"$tmp/exact"
+        exact_once "$w" "$small_f" s
+        exact_once "$w" "$large_f" l
     done
-    local m_wall m_cpu m_flight cpu_ips rss_range exact_range
-    m_wall=$(median <"$tmp/wall")
-    m_rss=$(median <"$tmp/rss")
-    m_exact=$(median <"$tmp/exact")
-    m_cpu=$(median <"$tmp/cpu")
-    m_flight=$(median <"$tmp/flight")
-    m_ips=$(awk -v n="$lines" -v t="$m_wall" 'BEGIN { printf "%.0f", n / t }')
-    m_net=$(awk -v n="$lines" -v t="$m_wall" -v e="$empty" 'BEGIN { printf "%.0f", n / (t - e) }')
-    cpu_ips=$(awk -v n="$lines" -v t="$m_cpu" 'BEGIN { printf "%.0f", n / t }')
-    rss_range=$(sort -n "$tmp/rss" | sed -n '1p;$p' | paste -sd-)
-    exact_range=$(sort -n "$tmp/exact" | sed -n '1p;$p' | paste -sd-)
-    printf '%10s %7s %9.3f %9s %9s %11s %8s %11s %8s %11s %7s %9s\n' "$lines" "$w" "$m_wall" "$m_ips" "$m_net" \
-        "$cpu_ips" "$m_rss" "$rss_range" "$m_exact" "$exact_range" "$m_cpu" "$m_flight"
+    local empty lines m_wall m_cpu m_flight m_rss m_exact m_ips m_net cpu_ips rss_range exact_range
+    empty=$(median <"$tmp/e.wall")
+    for tag in s l; do
+        lines=$small; [ "$tag" = l ] && lines=$large
+        m_wall=$(median <"$tmp/$tag.wall")
+        m_rss=$(median <"$tmp/$tag.rss")
+        m_exact=$(median <"$tmp/$tag.exact")
+        m_cpu=$(median <"$tmp/$tag.cpu")
+        m_flight=$(median <"$tmp/$tag.flight")
+        m_ips=$(awk -v n="$lines" -v t="$m_wall" 'BEGIN { printf "%.0f", n / t }')
+        m_net=$(awk -v n="$lines" -v t="$m_wall" -v e="$empty" 'BEGIN { printf "%.0f", n / (t - e) }')
+        cpu_ips=$(awk -v n="$lines" -v t="$m_cpu" 'BEGIN { printf "%.0f", n / t }')
+        rss_range=$(sort -n "$tmp/$tag.rss" | sed -n '1p;$p' | paste -sd-)
+        exact_range=$(sort -n "$tmp/$tag.exact" | sed -n '1p;$p' | paste -sd-)
+        printf '%10s %7s %9.3f %9s %9s %11s %8s %11s %8s %11s %7s %9s\n' "$lines" "$w" "$m_wall" "$m_ips" "$m_net" \
+            "$cpu_ips" "$m_rss" "$rss_range" "$m_exact" "$exact_range" "$m_cpu" "$m_flight"
+        eval "${tag}_rss=\$m_rss ${tag}_ips=\$m_ips ${tag}_net=\$m_net ${tag}_exact=\$m_exact"
+    done
+    echo "$w workers, empty input: wall $(awk -v a="$empty" 'BEGIN { printf "%.1f", a * 1000 }') ms (median)"
 }
 
 empty_f=$tmp/empty.log
 : >"$empty_f"
 echo "stc stream memory: $prog, $runs runs each (and $runs more for the exact peak), medians; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-empty_wall "$workers"; e_n=$m_empty
-empty_wall 1; e_1=$m_empty
-echo "empty input: wall $(awk -v a="$e_n" 'BEGIN { printf "%.1f", a * 1000 }') ms at $workers workers, $(awk -v a="$e_1" 'BEGIN { printf "%.1f", a * 1000 }') ms at 1"
 printf '%10s %7s %9s %9s %9s %11s %8s %11s %8s %11s %7s %9s\n' lines workers "wall s" "items/s" "net/s" "items/cpu-s" \
     "time -v" "range KB" "exact" "range KB" "cpu s" "in flight"
-measure "$small" "$small_f" "$workers" "$e_n"; s_rss=$m_rss s_ips=$m_ips s_net=$m_net s_exact=$m_exact
-measure "$large" "$large_f" "$workers" "$e_n"; l_rss=$m_rss l_ips=$m_ips l_net=$m_net l_exact=$m_exact
 if [ "$workers" != 1 ]; then
-    measure "$small" "$small_f" 1 "$e_1"; s1_rss=$m_rss s1_ips=$m_ips s1_net=$m_net s1_exact=$m_exact
-    measure "$large" "$large_f" 1 "$e_1"; l1_rss=$m_rss l1_ips=$m_ips l1_net=$m_net l1_exact=$m_exact
+    measure 1
+    s1_rss=$s_rss s1_ips=$s_ips s1_net=$s_net s1_exact=$s_exact
+    l1_rss=$l_rss l1_ips=$l_ips l1_net=$l_net l1_exact=$l_exact
 fi
+measure "$workers"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ "$sample" = 1 ]; then
