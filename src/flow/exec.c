@@ -34,6 +34,8 @@
 
 typedef struct flow_batch {
     size_t first;       /* list index of item 0 */
+    size_t cap;         /* items the block has room for (n <= cap) */
+    struct flow_batch *next_spare; /* in flow_job.spare */
     int n;
     bool loaded;        /* frames filled (by stage 0) */
     uint64_t busy_ns;   /* stage time spent on it */
@@ -72,6 +74,11 @@ typedef struct flow_job {
     atomic_llong peak;        /* atomic */
     pthread_mutex_t err_lock;
     long long err_index;      /* earliest failing item, -1 (err_lock) */
+    /* Released batch blocks, for the source to reuse: one block per token
+     * at most, so a stream's memory does not creep as glibc places blocks
+     * of ever-changing sizes (the batch size adapts) among the values. */
+    pthread_mutex_t spare_lock;
+    flow_batch *spare;        /* (spare_lock) */
     eval_err err;             /* its error (err_lock) */
 } flow_job;
 
@@ -496,6 +503,42 @@ static void flow_prof_free(const flow_plan *pl, flow_plan_prof *pf)
     free(pf->wait_ns);
 }
 
+/* A block for a batch of size items: a released one if it has room, else
+ * a new one with room for the next power of two items. NULL: no memory. */
+static flow_batch *flow_batch_get(flow_job *job, size_t size)
+{
+    const flow_plan *pl = job->plan;
+    pthread_mutex_lock(&job->spare_lock);
+    flow_batch *b = job->spare;
+    if (b) job->spare = b->next_spare;
+    pthread_mutex_unlock(&job->spare_lock);
+    if (b && b->cap < size) {
+        free(b);
+        b = NULL;
+    }
+    if (!b) {
+        size_t cap = 1;
+        while (cap < size) cap *= 2;
+        size_t nin = job->stream ? cap : 0;
+        b = malloc(sizeof *b + (cap * (size_t)pl->nslots + nin) * sizeof(stc_value) + cap + cap * (size_t)pl->nflags);
+        if (!b) return NULL;
+        b->cap = cap;
+    }
+    b->slots = (stc_value *)(b + 1);
+    b->in = b->slots + b->cap * (size_t)pl->nslots;
+    b->dead = (uint8_t *)(b->in + (job->stream ? b->cap : 0));
+    b->flags = b->dead + b->cap;
+    return b;
+}
+
+static void flow_batch_put(flow_job *job, flow_batch *b)
+{
+    pthread_mutex_lock(&job->spare_lock);
+    b->next_spare = job->spare;
+    job->spare = b;
+    pthread_mutex_unlock(&job->spare_lock);
+}
+
 static int flow_source(void *ud, sched_batch *sb, int worker)
 {
     flow_job *job = ud;
@@ -511,8 +554,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     if (size < 1) size = 1;
     if (size > job->n - job->next) size = job->n - job->next;
     size_t nslots = size * (size_t)pl->nslots, nflags = size * (size_t)pl->nflags;
-    size_t nin = job->stream ? size : 0;
-    flow_batch *b = malloc(sizeof *b + (nslots + nin) * sizeof(stc_value) + size + nflags);
+    flow_batch *b = flow_batch_get(job, size);
     if (!b) {
         char *msg = malloc(sizeof "out of memory");
         if (msg) memcpy(msg, "out of memory", sizeof "out of memory");
@@ -525,12 +567,9 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     b->n = (int)size;
     b->loaded = false;
     b->busy_ns = 0;
-    b->slots = (stc_value *)(b + 1);
-    b->in = b->slots + nslots;
-    b->dead = (uint8_t *)(b->in + nin);
-    b->flags = b->dead + size;
     for (size_t j = 0; j < nslots; j++) b->slots[j] = stc_value_unit();
-    memset(b->dead, 0, size + nflags);
+    memset(b->dead, 0, size);
+    memset(b->flags, 0, nflags);
     if (job->stream) {
         /* Read up to size items; a partial batch still goes on. */
         eval_ctx *cx = &job->rt->wcx[worker].cx;
@@ -551,7 +590,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
         }
         if (job->prof) flow_prof_note(job, FLOW_INPUT_STAGE(pl), "input", worker, t0, flow_now_ns(), (int)k, sb->seq);
         if (k == 0) {
-            free(b);
+            flow_batch_put(job, b);
             return job->src_failed ? SCHED_SOURCE_STOP : 0;
         }
         size = k;
@@ -587,7 +626,7 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
         atomic_store_explicit(&job->ns_per_item, old ? (3 * old + est) / 4 : est + 1, memory_order_relaxed);
     }
     atomic_fetch_sub(&job->live, (long long)b->n);
-    free(b);
+    flow_batch_put(job, b);
     sb->data = NULL;
 }
 
@@ -702,6 +741,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     atomic_init(&job.live, 0);
     atomic_init(&job.peak, 0);
     pthread_mutex_init(&job.err_lock, NULL);
+    pthread_mutex_init(&job.spare_lock, NULL);
     /* Tokens (batches in flight). A list is in memory anyway, so it gets
      * one per worker twice over plus one per stage, room for every stage to
      * hold a batch. A stream gets 2 x workers + 1: its peak memory is
@@ -721,6 +761,12 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     int rc = sched_run(rt->pool, &spl);
     if (prof) prof->wall_ns += flow_now_ns() - start;
     pthread_mutex_destroy(&job.err_lock);
+    pthread_mutex_destroy(&job.spare_lock);
+    while (job.spare) {
+        flow_batch *b = job.spare;
+        job.spare = b->next_spare;
+        free(b);
+    }
     free(serial);
     free(job.decided_at), free(job.skip_first), free(job.skip_flags);
     rt->stats.smaps_parallel++;
