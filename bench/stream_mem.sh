@@ -26,8 +26,10 @@
 # microsecond and reports the ru_maxrss of wait4(), the very number GNU
 # `/usr/bin/time -v` prints as "Maximum resident set size" (time itself
 # gives wall time in hundredths of a second only). The runs alternate: an
-# empty input, the small one, the large one, round after round, because our
-# VMs change speed from minute to minute. --stats costs nothing: it prints
+# empty input, the small one (5 times: it is short), the large one, round
+# after round, because our VMs change speed from minute to minute, and
+# items/s is lines over the total time of all runs of a size. Peak RSS,
+# cpu time and items in flight are medians. --stats costs nothing: it prints
 # counters the runtime keeps anyway.
 # setarch -R turns address-space randomisation off: with it on, the peak
 # RSS of the very same run varies by +-10% (stc check alone: 1820 to 2216
@@ -52,6 +54,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+small_reps=5 # small-input runs per round (they are short)
 runs=3 workers=2 build=build dir=/tmp/stc-stream-mem small=100000 large=10000000 sample=0
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
@@ -136,10 +139,13 @@ exact_once() {
 measure() {
     local w=$1 r tag
     for tag in e s l; do : >"$tmp/$tag.wall"; : >"$tmp/$tag.rss"; : >"$tmp/$tag.cpu"; : >"$tmp/$tag.flight"; : >"$tmp/$tag.exact"; done
+    local k
     for ((r = 1; r <= runs; r++)); do
         run_once "$w" "$empty_f" e
-        run_once "$w" "$small_f" s
-        grep -q "items $small," "$tmp/err" || { echo "stream_mem.sh: stc did not stream $small items:" >&2; cat "$tmp/err" >&2; exit 1; }
+        for ((k = 0; k < small_reps; k++)); do
+            run_once "$w" "$small_f" s
+            grep -q "items $small," "$tmp/err" || { echo "stream_mem.sh: stc did not stream $small items:" >&2; cat "$tmp/err" >&2; exit 1; }
+        done
         run_once "$w" "$large_f" l
         grep -q "items $large," "$tmp/err" || { echo "stream_mem.sh: stc did not stream $large items:" >&2; cat "$tmp/err" >&2; exit 1; }
     done
@@ -156,8 +162,10 @@ measure() {
         m_exact=$(median <"$tmp/$tag.exact")
         m_cpu=$(median <"$tmp/$tag.cpu")
         m_flight=$(median <"$tmp/$tag.flight")
-        m_ips=$(awk -v n="$lines" -v t="$m_wall" 'BEGIN { printf "%.0f", n / t }')
-        m_net=$(awk -v n="$lines" -v t="$m_wall" -v e="$empty" 'BEGIN { printf "%.0f", n / (t - e) }')
+        # Rates over all runs of the size: lines / total time, so that a
+        # short run in a slow minute weighs what a long run's slow minute does.
+        m_ips=$(awk -v n="$lines" '{ t += $1; k++ } END { printf "%.0f", n * k / t }' "$tmp/$tag.wall")
+        m_net=$(awk -v n="$lines" -v e="$empty" '{ t += $1 - e; k++ } END { printf "%.0f", n * k / t }' "$tmp/$tag.wall")
         cpu_ips=$(awk -v n="$lines" -v t="$m_cpu" 'BEGIN { printf "%.0f", n / t }')
         rss_range=$(sort -n "$tmp/$tag.rss" | sed -n '1p;$p' | paste -sd-)
         exact_range=$(sort -n "$tmp/$tag.exact" | sed -n '1p;$p' | paste -sd-)
