@@ -25,24 +25,29 @@ extern "C" {
 
 const char *stc_version(void);
 
-/* ---- Error codes ------------------------------------------------------- */
+/* ---- Error codes -------------------------------------------------------
+ * One table, X(NAME, VALUE, TEXT): the enum below and stc_strerror() are
+ * both made from it.  The values never change (they are ABI). */
+#define STC_ERROR_MAP(X)                                                                   \
+    X(STC_OK, 0, "success")                                                                \
+    X(STC_ENOMEM, -1, "out of memory")                                                     \
+    X(STC_EINVAL, -2, "invalid argument")                                                  \
+    X(STC_ECOMPILE, -3, "the program does not compile")   /* see the diagnostics */        \
+    X(STC_ERUNTIME, -4, "runtime error")                  /* see stc_result_error */       \
+    X(STC_EIO, -5, "input/output error")                  /* a file or stream failed */    \
+    X(STC_ETYPE, -6, "value has the wrong type")          /* for the operation */          \
+    X(STC_ERANGE, -7, "out of range")                     /* an index or a size */         \
+    X(STC_EEXIST, -8, "name already defined")                                              \
+    X(STC_ENOENT, -9, "name not defined")                                                  \
+    X(STC_ECANCELED, -10, "run cancelled")                /* stc_cancel_request */         \
+    X(STC_ELIMIT, -11, "limit exceeded")                  /* a nesting, depth or size limit */
 
-enum {
-    STC_OK = 0,
-    STC_ENOMEM = -1,   /* out of memory */
-    STC_EINVAL = -2,   /* invalid argument */
-    STC_ECOMPILE = -3, /* the program does not compile (see diagnostics) */
-    STC_ERUNTIME = -4, /* a runtime error (see stc_result_error) */
-    STC_EIO = -5,      /* a file or stream could not be read or written */
-    STC_ETYPE = -6,    /* a value has the wrong type for the operation */
-    STC_ERANGE = -7,   /* index or size out of range */
-    STC_EEXIST = -8,   /* a name is already defined */
-    STC_ENOENT = -9,   /* a name is not defined */
-    STC_ECANCELED = -10, /* the run was cancelled */
-    STC_ELIMIT = -11   /* a nesting, depth or size limit was hit */
-};
+#define STC_ERROR_ENUM_(name, value, text) name = value,
+enum { STC_ERROR_MAP(STC_ERROR_ENUM_) };
+#undef STC_ERROR_ENUM_
 
-/* A static, human-readable description of an error code. Never NULL. */
+/* A static, human-readable description of an error code (the TEXT above;
+ * "unknown error" for any other int). Never NULL. */
 const char *stc_strerror(int code);
 
 /* ---- Values -------------------------------------------------------------

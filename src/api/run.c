@@ -8,11 +8,11 @@
 
 #include "api/pool.h"
 #include "api/program.h"
-#include "api/result.h"
 #include "eval/eval.h"
 #include "flow/flow.h"
 #include "trace/profile.h"
 #include "trace/trace.h"
+#include "value/result.h"
 
 #define RUN_MAX_WORKERS 4096
 
