@@ -32,7 +32,8 @@
  * combination; default: ref only. --perturb SEED runs the runtime with
  * schedule perturbation (random yields and sleeps in the scheduler) and
  * --watchdog MS makes a pipeline running longer than MS print its queues
- * and abort (stc_run_opts).  Uses only the public API (stc.h). Ends
+ * and abort (run_testing_opts, src/api/testing.h: the one internal
+ * header it uses; everything else is the public API, stc.h). Ends
  * with "lang: N passed, N failed"; exit status 1 when anything failed. */
 #include <dirent.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "api/testing.h"
 #include "stc.h"
 
 #define LR_MAX_MODES 64
@@ -77,8 +79,8 @@ typedef struct lr_state {
     int nmodes;
     bool verbose;
     const char *filter;
-    unsigned perturb;   /* stc_run_opts.perturb_seed for runtime modes */
-    int watchdog_ms;    /* stc_run_opts.watchdog_ms */
+    unsigned perturb;   /* run_testing_opts.perturb_seed for runtime modes */
+    int watchdog_ms;    /* run_testing_opts.watchdog_ms */
     int passed, failed;
 } lr_state;
 
@@ -278,13 +280,12 @@ static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_p
                          const lr_mode *m)
 {
     stc_run_opts opts = {.workers = m->workers, .queue_capacity = m->queue_capacity,
-                         .reference = m->reference, .perturb_seed = st->perturb,
-                         .watchdog_ms = st->watchdog_ms};
+                         .reference = m->reference};
+    run_testing_opts aids = {.perturb_seed = st->perturb, .watchdog_ms = st->watchdog_ms};
     stc_result *res = NULL;
     lr_io io = {.t = t};
     bool streams = stc_program_takes_input(prog);
-    int rc = streams ? stc_run_stream(prog, &opts, &(stc_stream){lr_source, &io, lr_sink, &io}, &res)
-                     : stc_run(prog, &opts, &res);
+    int rc = run_testing(prog, &opts, &aids, streams ? &(stc_stream){lr_source, &io, lr_sink, &io} : NULL, &res);
     char *json = rc == 0 && res ? stc_result_to_json(res) : NULL;
     if (json && streams) { /* {"items": [...], "result": ... */
         size_t n = strlen(json) + io.len + 32;

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "api/testing.h"
 #include "diffrun.h"
 #include "stc.h"
 
@@ -57,10 +58,10 @@ void verdict_free(verdict *v)
 static char *outcome(stc_program *prog, const diff_mode *m, stc_run_stats *stats)
 {
     stc_run_opts opts = {.reference = m == NULL, .workers = m ? m->workers : 0,
-                         .queue_capacity = m ? m->queue_capacity : 0,
-                         .perturb_seed = m && m->perturb ? (unsigned)diff_seed | 1u : 0};
+                         .queue_capacity = m ? m->queue_capacity : 0};
+    run_testing_opts aids = {.perturb_seed = m && m->perturb ? (unsigned)diff_seed | 1u : 0};
     stc_result *res = NULL;
-    int rc = stc_run(prog, &opts, &res);
+    int rc = run_testing(prog, &opts, &aids, NULL, &res);
     char *text = NULL;
     if (rc == 0 && res) {
         text = stc_result_to_json(res);

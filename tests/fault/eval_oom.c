@@ -13,13 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "api/result.h"
 #include "api/env.h"
 #include "eval/eval.h"
 #include "ir/resolve.h"
 #include "ir/types.h"
 #include "lang/lang.h"
 #include "util/diag.h"
+#include "value/result.h"
 #include "value/value.h"
 
 void *__real_malloc(size_t); void *__real_calloc(size_t, size_t); void *__real_realloc(void *, size_t);

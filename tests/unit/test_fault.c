@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "api/testing.h"
 #include "stc.h"
 #include "test.h"
 
@@ -49,10 +50,10 @@ static stc_env *fault_env(void)
     return env;
 }
 
-static char *fault_outcome(stc_program *prog, stc_run_opts opts)
+static char *fault_outcome(stc_program *prog, stc_run_opts opts, run_testing_opts aids)
 {
     stc_result *res = NULL;
-    int rc = stc_run(prog, &opts, &res);
+    int rc = run_testing(prog, &opts, &aids, NULL, &res);
     char *s = rc == 0 ? stc_result_to_json(res) : res ? stc_result_error_format(res) : NULL;
     stc_result_free(res);
     return s;
@@ -83,15 +84,14 @@ static void fault_pipeline(stc_env *env, int n, const int fail[3], unsigned pert
              (fail[2] < 0 ? 0 : 3 * (2 * fail[2] + 1) + 3) * 1000 + 3, n);
     stc_program *prog = fault_compile(env, src);
     if (!prog) return;
-    char *ref = fault_outcome(prog, (stc_run_opts){.reference = true});
+    char *ref = fault_outcome(prog, (stc_run_opts){.reference = true}, (run_testing_opts){0});
     if (fail[0] >= 0 || fail[1] >= 0 || fail[2] >= 0) CHECK_CONTAINS(ref, ": error: thread 't");
     else CHECK_CONTAINS(ref, "{\"result\": [");
     static const int workers[] = {1, 2, 4}, caps[] = {1, 3, 0};
     for (int w = 0; w < 3; w++) {
         for (int c = 0; c < 3; c++) {
-            stc_run_opts o = {.workers = workers[w], .queue_capacity = caps[c], .perturb_seed = perturb,
-                              .watchdog_ms = 60000};
-            char *got = fault_outcome(prog, o);
+            stc_run_opts o = {.workers = workers[w], .queue_capacity = caps[c]};
+            char *got = fault_outcome(prog, o, (run_testing_opts){.perturb_seed = perturb, .watchdog_ms = 60000});
             if (!ref || !got || strcmp(ref, got) != 0)
                 test_fail(__FILE__, __LINE__, "fail at {%d, %d, %d} of %d, %d workers, capacity %d: %s, reference %s",
                           fail[0], fail[1], fail[2], n, workers[w], caps[c], got ? got : "(null)",
@@ -226,9 +226,9 @@ TEST(fault_lifecycle_thousands_of_runs)
             wrong += rc != STC_ECANCELED;
             free(err);
         } else {
-            char *got = fault_outcome(prog, o);
+            char *got = fault_outcome(prog, o, (run_testing_opts){0});
             char **ref = kind == 0 ? &ok_ref : &bad_ref;
-            if (!*ref) *ref = fault_outcome(prog, (stc_run_opts){.reference = true});
+            if (!*ref) *ref = fault_outcome(prog, (stc_run_opts){.reference = true}, (run_testing_opts){0});
             if (!got || !*ref || strcmp(got, *ref) != 0) {
                 wrong++;
                 test_fail(__FILE__, __LINE__, "cycle %d: %s, reference %s", i, got ? got : "(null)",
@@ -255,8 +255,8 @@ TEST(fault_early_error_wakes_every_worker)
                                            "main = smap(fn x => t1(t0(x) + 1), range(0, 50))\n");
     int wrong = 0;
     for (int i = 0; prog && i < 300 && wrong < 3; i++) {
-        char *got = fault_outcome(prog, (stc_run_opts){.workers = 8, .queue_capacity = 1, .perturb_seed = 1u + (unsigned)i,
-                                                       .watchdog_ms = 30000});
+        char *got = fault_outcome(prog, (stc_run_opts){.workers = 8, .queue_capacity = 1},
+                                  (run_testing_opts){.perturb_seed = 1u + (unsigned)i, .watchdog_ms = 30000});
         if (!got || !strstr(got, "failed at 0 (in thread 't0', smap item 0)")) {
             wrong++;
             test_fail(__FILE__, __LINE__, "run %d: %s", i, got ? got : "(null)");
