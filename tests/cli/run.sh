@@ -418,6 +418,12 @@ begin "stream: a program on standard input, its lines from --input"
 INPUT=bang.stc run run --input in.txt -; code_is 0; out_has "hello world!"; end
 begin "stream: a directory as --input is unreadable (66)"; run run --input adir wc.stc; code_is 66; out_empty
 err_is "stc: cannot read input 'adir': Is a directory"; end
+if [ -r /proc/self/mem ]; then # opens, but reading offset 0 fails (EIO)
+    begin "stream: a read error is 'cannot read' (66)"; run run --input /proc/self/mem s.stc; code_is 66
+    err_has "cannot read '/proc/self/mem': Input/output error"; end
+    begin "stream: a read error under --verify (66)"; run run --verify --input /proc/self/mem s.stc; code_is 66
+    err_is "stc: cannot read '/proc/self/mem': Input/output error"; end
+fi
 begin "stream: a directory among several inputs"; run run --input in.txt --input adir ev.stc; code_is 66
 err_is "stc: cannot read input 'adir': Is a directory"; end
 printf 'fun main(l) = smap(fn x => parse_float(x), l)\n' >floats.stc
@@ -454,6 +460,9 @@ for w in ref 1 2; do
     code_is 70; out_is $'1\n3'
     err_is 'bad_line.stc:3:34: error: parse_int: "three" is not an integer (smap item 2)'; end
 done
+begin "stream: --verify, error mid-stream: the output and error of run"
+run run --verify --workers 2 --input nums.txt bad_line.stc; code_is 70; out_is $'1\n3'
+err_is 'bad_line.stc:3:34: error: parse_int: "three" is not an integer (smap item 2)'; end
 if [ -w /dev/full ]; then
     begin "stream: output to a full disk"; "$STC" run --input many.txt wc.stc >/dev/full 2>err; code=$?
     code_is 74; err_is "stc: cannot write output: No space left on device (results from item 0 on are missing)"
@@ -515,6 +524,24 @@ if command -v mkfifo >/dev/null 2>&1; then
     kill $writer 2>/dev/null; wait $writer 2>/dev/null
     code_is 130; err_has "interrupted"; end
 fi
+
+# ---- the command's structure ------------------------------------------------------
+
+# The modules of cli/, in the order written at the top of cli/stc.c: each
+# may include only the headers of modules after it (and include/stc.h).
+begin "cli modules depend one way"
+order=$(sed -n '/The command.s modules/,/\*\//p' "$SRC/cli/stc.c" | sed -n 's/^ \*   \([a-z_]*\)\.c .*/\1/p')
+[ "$(echo "$order" | wc -l)" -ge 5 ] || bad "no module order in cli/stc.c"
+rank() { echo "$order" | grep -nx "$1" | cut -d: -f1; }
+for f in "$SRC"/cli/*.[ch]; do
+    m=$(basename "$f"); m=${m%.*}; rm_=$(rank "$m")
+    [ -n "$rm_" ] || { bad "cli/$(basename "$f") is not in the module order"; continue; }
+    for h in $(sed -n 's/^#include "\([a-z_]*\)\.h"/\1/p' "$f"); do
+        [ "$h" = "$m" ] || [ "$h" = stc ] && continue
+        rh=$(rank "$h")
+        [ -n "$rh" ] && [ "$rh" -gt "$rm_" ] || bad "cli/$(basename "$f") includes $h.h, which is not after $m in the order"
+    done
+done; end
 
 # ---- odd argv ------------------------------------------------------------------
 
