@@ -13,7 +13,7 @@ STC=$(cd "$(dirname "$STC")" && pwd)/$(basename "$STC")
 VERSION=$(sed -n 's/^#define STC_VERSION_STRING "\(.*\)"/\1/p' "$SRC/include/stc.h")
 
 tmp=$(mktemp -d)
-trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'umount "$tmp/small" 2>/dev/null; chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 unset STC_QUEUE_CAPACITY
 
