@@ -48,6 +48,8 @@ typedef struct cli_args {
     const char *inputs[CLI_MAX_INPUTS]; /* run: --input files of a stream program ("-": stdin) */
     int ninputs;
     bool quiet;         /* run: no progress line */
+    size_t max_line;    /* run: input line limit in bytes; 0: CLI_MAX_LINE.  Set
+                           only by the tests, through $STC_TEST_MAX_LINE */
 } cli_args;
 
 /* Parses argv (argv[0] is skipped). env_queue_capacity is the value of
