@@ -84,8 +84,13 @@ int trun_run(stc_program *prog, const stc_run_opts *opts, const stc_stream *io, 
     else
         out->rc = stc_run(prog, opts, &res);
     if (res) {
+        stc_error_info err = stc_result_error(res);
+        out->has_result = true;
         out->stats = stc_result_stats(res);
-        out->code = stc_result_error(res).code;
+        out->code = err.code;
+        out->has_message = err.message != NULL;
+        out->line = err.line;
+        out->col = err.col;
         if (out->rc == 0) {
             errno = 0;
             out->json = stc_result_to_json(res);

@@ -46,7 +46,10 @@ int trun_compile(stc_env *env, const char *src, size_t len, const char *file, st
 /* What one run gave. */
 typedef struct trun_outcome {
     int rc;              /* what stc_run or stc_run_stream returned */
-    int code;            /* the result's error code; 0 on success or without a result */
+    bool has_result;     /* it gave a result (the rest is zero without one) */
+    int code;            /* the result's error: its code (0: none), */
+    bool has_message;    /* whether it has a message, */
+    int line, col;       /* and where it is (0: unknown) */
     char *json;          /* on success: stc_result_to_json (NULL: it failed, with json_errno) */
     int json_errno;
     char *error;         /* on failure: stc_result_error_format (NULL without a result) */
