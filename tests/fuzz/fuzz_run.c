@@ -153,9 +153,9 @@ static char *fuzz_run_outcome(stc_program *prog, stc_run_opts *opts)
         if (rc == 0) o.json = NULL;
         else o.error = NULL;
         if (!text && rc == 0 && o.json_errno == E2BIG) text = strdup("(result too large to print)");
-        if (!text || (rc == 0) == o.has_message) {
+        if (!text || (rc == 0) == (o.message != NULL)) {
             fprintf(stderr, "fuzz_run: stc_run returned %d, output %s, error message %s\n", rc,
-                    text ? text : "(none)", o.has_message ? "present" : "(none)");
+                    text ? text : "(none)", o.message ? o.message : "(none)");
             __builtin_trap();
         }
     }

@@ -62,7 +62,7 @@ int trun_compile(stc_env *env, const char *src, size_t len, const char *file, st
 {
     stc_diags *diags = NULL;
     *prog = NULL;
-    int rc = env ? stc_compile(env, src, len, file, prog, &diags) : STC_ENOMEM;
+    int rc = stc_compile(env, src, len, file, prog, &diags);
     if (rc != 0 && diags_text) {
         char *text = diags ? stc_diags_format(diags) : NULL;
         if (!text) { /* no diagnostics: say why from the code */
@@ -88,7 +88,7 @@ int trun_run(stc_program *prog, const stc_run_opts *opts, const stc_stream *io, 
         out->has_result = true;
         out->stats = stc_result_stats(res);
         out->code = err.code;
-        out->has_message = err.message != NULL;
+        out->message = err.message ? strdup(err.message) : NULL;
         out->line = err.line;
         out->col = err.col;
         if (out->rc == 0) {
@@ -107,6 +107,7 @@ void trun_outcome_free(trun_outcome *o)
 {
     free(o->json);
     free(o->error);
+    free(o->message);
     *o = (trun_outcome){0};
 }
 

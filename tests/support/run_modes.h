@@ -37,7 +37,7 @@ const char *trun_mode_name(const trun_mode *m, char *buf, size_t cap);
 int trun_modes_parse(const char *workers, const char *capacities, unsigned perturb_seed, int watchdog_ms,
                      trun_mode *modes, int max);
 
-/* Compiles src (len bytes) as file. Returns 0 with *prog, or the error code
+/* Compiles src (len bytes) as file with env (NULL: stc_compile's default). Returns 0 with *prog, or the error code
  * with *prog NULL and, when diags_text is not NULL, the formatted
  * diagnostics in *diags_text (malloc'd; NULL when out of memory). */
 int trun_compile(stc_env *env, const char *src, size_t len, const char *file, stc_program **prog,
@@ -48,7 +48,7 @@ typedef struct trun_outcome {
     int rc;              /* what stc_run or stc_run_stream returned */
     bool has_result;     /* it gave a result (the rest is zero without one) */
     int code;            /* the result's error: its code (0: none), */
-    bool has_message;    /* whether it has a message, */
+    char *message;       /* its message alone (malloc'd; NULL: none), */
     int line, col;       /* and where it is (0: unknown) */
     char *json;          /* on success: stc_result_to_json (NULL: it failed, with json_errno) */
     int json_errno;

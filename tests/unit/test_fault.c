@@ -136,11 +136,12 @@ static int fault_run_cancelled(stc_program *prog, stc_run_opts o, int delay_ms, 
     o.cancel = c;
     if (delay_ms == 0) stc_cancel_request(c);
     else pthread_create(&th, NULL, fault_cancel_later, &k);
-    stc_result *res = NULL;
-    int rc = stc_run(prog, &o, &res);
+    trun_outcome out;
+    int rc = trun_run(prog, &o, NULL, &out);
     if (delay_ms != 0) pthread_join(th, NULL);
-    *err = res && rc != 0 ? stc_result_error_format(res) : NULL;
-    stc_result_free(res);
+    *err = out.error; /* taken from out */
+    out.error = NULL;
+    trun_outcome_free(&out);
     stc_cancel_free(c);
     return rc;
 }
