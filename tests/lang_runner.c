@@ -282,6 +282,8 @@ static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_p
     trun_outcome o;
     int rc = trun_run(prog, &opts, &(stc_stream){lr_source, &io, lr_sink, &io}, &o);
     char *json = o.json, *err = o.error; /* taken from o */
+    o.json = o.error = NULL;
+    trun_outcome_free(&o);
     if (json && streams) { /* {"items": [...], "result": ... */
         size_t n = strlen(json) + io.len + 32;
         char *full = malloc(n);

@@ -53,7 +53,9 @@ static char *run_json(stc_env *env, const char *src, int expect_rc)
     trun_outcome o;
     CHECK_INT(trun_run(prog, &(stc_run_opts){.workers = 2}, NULL, &o), expect_rc);
     char *out = o.rc == 0 ? o.json : o.error; /* taken from o */
-    free(o.rc == 0 ? o.error : o.json);
+    if (o.rc == 0) o.json = NULL;
+    else o.error = NULL;
+    trun_outcome_free(&o);
     stc_program_free(prog);
     return out;
 }
