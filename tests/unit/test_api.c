@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "test.h"
+#include "run_check.h"
 #include "stc.h"
+#include "test.h"
 
 /* ---- a C state thread: a running sum of its inputs ---- */
 typedef struct summer { int64_t sum; int *freed; } summer;
@@ -44,23 +45,17 @@ static stc_env *env_with_summer(int *freed)
     return env;
 }
 
+/* Runs src at 2 workers, expecting expect_rc: the JSON line or the error. */
 static char *run_json(stc_env *env, const char *src, int expect_rc)
 {
-    stc_program *prog = NULL;
-    stc_diags *d = NULL;
-    int rc = stc_compile(env, src, strlen(src), "t.stc", &prog, &d);
-    if (rc != 0) {
-        char *msg = stc_diags_format(d);
-        test_fail(__FILE__, __LINE__, "compile failed: %s", msg ? msg : "?");
-        free(msg);
-        stc_diags_free(d);
-        return NULL;
-    }
-    stc_result *res = NULL;
-    rc = stc_run(prog, &(stc_run_opts){.workers = 2}, &res);
-    CHECK_INT(rc, expect_rc);
-    char *out = rc == 0 ? stc_result_to_json(res) : stc_result_error_format(res);
-    stc_result_free(res);
+    stc_program *prog = UNIT_COMPILE(env, src, "t.stc");
+    if (!prog) return NULL;
+    trun_outcome o;
+    CHECK_INT(trun_run(prog, &(stc_run_opts){.workers = 2}, NULL, NULL, &o), expect_rc);
+    char *out = o.rc == 0 ? o.json : o.error; /* taken from o */
+    if (o.rc == 0) o.json = NULL;
+    else o.error = NULL;
+    trun_outcome_free(&o);
     stc_program_free(prog);
     return out;
 }
