@@ -155,38 +155,158 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
     return eval_thread_result(cx, t, pair, loc, out);
 }
 
-static int eval_call_c(eval_ctx *cx, const ir_thread *th, eval_tstate *st, size_t nargs,
-                       stc_value *args, ir_loc loc, stc_value *out)
+/* The input a C thread gets for nargs args (consumed): unit, the arg, or
+ * the tuple of the args. */
+static int eval_c_input(eval_ctx *cx, size_t nargs, stc_value *args, ir_loc loc, stc_value *in)
 {
-    const stc_thread_def *def = th->cdef;
-    if (!def || !def->fn || !st->ready) {
-        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
-    }
-    stc_value in = eval_unit;
-    if (nargs == 1) in = args[0];
-    else if (nargs > 1 && (in = stc_value_new_tuple(nargs, args)).tag == STC_T_INVALID)
-        return eval_oom(cx, loc);
-    struct stc_ctx ccx = {.def = def};
-    stc_value v = eval_unit;
-    int code = def->fn(st->cstate, &in, &v, &ccx);
-    stc_value_release(in);
+    *in = eval_unit;
+    if (nargs == 1) *in = args[0];
+    else if (nargs > 1 && (*in = stc_value_new_tuple(nargs, args)).tag == STC_T_INVALID) return eval_oom(cx, loc);
+    return 0;
+}
+
+/* Whether v, returned by C thread th, has the thread's output type: a
+ * scalar of the declared type without the general type walk. */
+static bool eval_c_output_ok(const ir_thread *th, stc_value v)
+{
+    const ir_type *t = th->out_type ? ir_type_resolve(th->out_type) : NULL;
+    if (t && ((t->kind == TY_INT && v.tag == STC_T_INT) || (t->kind == TY_FLOAT && v.tag == STC_T_FLOAT) ||
+              (t->kind == TY_BOOL && v.tag == STC_T_BOOL)))
+        return true;
+    return eval_value_has_type(v, th->out_type);
+}
+
+/* Turns a C thread's return code (and ccx's message) into the evaluator's
+ * error, or checks its output v and stores it in *out (out NULL: a state
+ * part, no output).  Errors name the thread. */
+static int eval_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code, stc_ctx *ccx, stc_value v,
+                         stc_value *out)
+{
+    const char *saved = cx->thread;
+    cx->thread = th->name;
     int rc = 0;
     if (code < 0) {
         stc_value_release(v);
-        if (ccx.error_oom) rc = eval_oom(cx, loc);
+        if (ccx->error_oom) rc = eval_oom(cx, loc);
         else
             rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
-                            ccx.message ? ccx.message : stc_strerror(code));
-    } else if (!eval_value_has_type(v, th->out_type)) {
+                            ccx->message ? ccx->message : stc_strerror(code));
+    } else if (out && !eval_c_output_ok(th, v)) {
         stc_value_release(v);
-        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type",
-                        th->name);
-    } else {
+        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
+    } else if (out) {
         *out = v;
     }
-    free(ccx.message);
+    cx->thread = saved;
+    free(ccx->message);
     return rc;
+}
+
+int eval_call_c(eval_ctx *cx, int t, const stc_value *in, ir_loc loc, stc_value *out)
+{
+    *out = eval_unit;
+    const ir_thread *th = cx->p->threads[t];
+    const stc_thread_def *def = th->cdef;
+    eval_tstate *st = &cx->states[t];
+    if (!def || !def->fn || !st->ready) {
+        const char *saved = cx->thread;
+        cx->thread = th->name;
+        int rc = eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
+        cx->thread = saved;
+        return rc;
+    }
+    struct stc_ctx ccx = {.def = def};
+    stc_value v = eval_unit;
+    int code = def->fn(st->cstate, in, &v, &ccx);
+    /* The common case, a scalar of the declared type, on the shortest path. */
+    if (code >= 0 && !ccx.message && eval_c_output_ok(th, v)) {
+        *out = v;
+        return 0;
+    }
+    return eval_c_result(cx, th, loc, code, &ccx, v, out);
+}
+
+/* A C thread called with nargs args (consumed). */
+static int eval_call_c_args(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
+{
+    stc_value in;
+    int rc = eval_c_input(cx, nargs, args, loc, &in);
+    if (rc == 0) rc = eval_call_c(cx, t, &in, loc, out);
+    stc_value_release(in);
+    return rc;
+}
+
+/* A split C thread's output part (output_fn on the args; out != NULL) or
+ * state part (state_fn on the state). */
+static int eval_c_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
+{
+    const ir_thread *th = cx->p->threads[t];
+    const stc_thread_def *def = th->cdef;
+    struct stc_ctx ccx = {.def = def};
+    stc_value v = eval_unit;
+    int code;
+    if (out) {
+        stc_value in;
+        int rc = eval_c_input(cx, nargs, args, loc, &in);
+        if (rc) return rc;
+        code = def->output_fn(NULL, &in, &v, &ccx);
+        stc_value_release(in);
+    } else {
+        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        code = def->state_fn(cx->states[t].cstate, &ccx);
+    }
+    return eval_c_result(cx, th, loc, code, &ccx, v, out);
+}
+
+/* A split lang thread's part: the output item (out != NULL) or the state
+ * item of its function's body, the pair (g(x), h(s)), evaluated in a frame
+ * of that function as the whole call would. */
+static int eval_lang_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
+{
+    const ir_program *p = cx->p;
+    const ir_thread *th = p->threads[t];
+    const ir_fun *fn = p->funs[th->fun];
+    size_t k = (size_t)th->ninputs, nslots = (size_t)fn->nslots;
+    int rc = 0;
+    if (cx->depth + 1 >= EVAL_MAX_DEPTH) rc = eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    stc_value small[EVAL_SMALL], *slots = small;
+    if (rc == 0 && nslots > EVAL_SMALL && !(slots = malloc(nslots * sizeof *slots))) rc = eval_oom(cx, loc);
+    if (rc) {
+        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        return rc;
+    }
+    for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
+    if (out) {
+        rc = eval_adapt_args(cx, th->name, k, nargs, args, slots, loc);
+    } else {
+        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        slots[k] = stc_value_retain(cx->states[t].value);
+    }
+    const char *saved = cx->thread;
+    cx->thread = th->name;
+    cx->depth += 2; /* the call and the function's application */
+    eval_frame ffr = {slots, fn};
+    stc_value v = eval_unit;
+    if (rc == 0) rc = eval_expr(cx, fn->body->u.agg.items[out ? 0 : 1], &ffr, &v);
+    cx->depth -= 2;
+    cx->thread = saved;
+    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    if (slots != small) free(slots);
+    if (rc) return rc;
+    if (out) {
+        *out = v;
+    } else {
+        stc_value_release(cx->states[t].value);
+        cx->states[t].value = v;
+    }
+    return 0;
+}
+
+int eval_call_thread_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
+{
+    if (out) *out = eval_unit;
+    if (cx->p->threads[t]->kind == THREAD_C) return eval_c_part(cx, t, nargs, args, loc, out);
+    return eval_lang_part(cx, t, nargs, args, loc, out);
 }
 
 int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
@@ -204,7 +324,7 @@ int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc 
     } else if (th->kind == THREAD_LANG) {
         rc = eval_call_lang(cx, t, nargs, args, loc, out);
     } else {
-        rc = eval_call_c(cx, th, &cx->states[t], nargs, args, loc, out);
+        rc = eval_call_c_args(cx, t, nargs, args, loc, out);
     }
     cx->thread = saved;
     return rc;
@@ -339,7 +459,7 @@ static int eval_main(eval_ctx *cx, stc_value *out)
 
 int eval_run(const ir_program *p, stc_result *res) { return eval_run_hooked(p, res, NULL, NULL, NULL); }
 
-int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *hook, const stc_cancel *cancel,
+int eval_run_hooked(const ir_program *p, stc_result *res, const eval_runtime_hooks *hooks, const stc_cancel *cancel,
                     const stc_stream *io)
 {
     eval_ctx cx;
@@ -351,7 +471,7 @@ int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *
     int rc = eval_states_init(&cx, &st);
     if (rc == 0) {
         cx.states = st;
-        cx.smap_hook = hook; /* not for inits: they cannot call threads */
+        cx.hooks = hooks; /* not for inits: they cannot call threads */
         rc = p->main_param ? eval_main_stream(&cx, io, &v, &res->input_items, &res->to_sink) : eval_main(&cx, &v);
     }
     if (rc == 0 && !(finals = calloc(n ? n : 1, sizeof *finals))) rc = eval_oom(&cx, p->main_loc);

@@ -10,7 +10,6 @@
 
 #include "api/result.h"
 #include "eval/eval.h"
-#include "eval/eval_internal.h"
 #include "ir/ir.h"
 #include "test.h"
 #include "value/value.h"
