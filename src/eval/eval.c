@@ -429,48 +429,10 @@ EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *f
 
 /* ---- Binders and patterns ------------------------------------------------ */
 
-/* Stores v (owned) in var's slot; a NULL var (e.g. `_`) drops v. */
-static void eval_bind(eval_frame *fr, const ir_var *var, stc_value v)
+int eval_let_error(eval_ctx *cx, const ir_expr *e)
 {
-    if (!var || var->slot < 0) {
-        stc_value_release(v);
-        return;
-    }
-    stc_value_release(fr->slots[var->slot]);
-    fr->slots[var->slot] = v;
-}
-
-/* Ends a binder's scope: its value is dropped as early as possible. */
-static void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (!vars[i] || vars[i]->slot < 0) continue;
-        stc_value_release(fr->slots[vars[i]->slot]);
-        fr->slots[vars[i]->slot] = eval_unit;
-    }
-}
-
-int eval_let_check(eval_ctx *cx, const ir_expr *e, stc_value v)
-{
-    if (e->kind != IR_LETTUPLE || (v.tag == STC_T_TUPLE && val_seq_len(v) == (size_t)e->u.let.nbinders)) return 0;
     return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
 }
-
-int eval_let_bind(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value v)
-{
-    int n = e->u.let.nbinders;
-    ir_var *const *vars = e->u.let.binders;
-    if (e->kind == IR_LET) {
-        eval_bind(fr, n > 0 ? vars[0] : NULL, v);
-        return 0;
-    }
-    int rc = eval_let_check(cx, e, v);
-    for (int i = 0; rc == 0 && i < n; i++) eval_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
-    stc_value_release(v);
-    return rc;
-}
-
-void eval_let_unbind(eval_frame *fr, const ir_expr *e) { eval_unbind(fr, e->u.let.binders, e->u.let.nbinders); }
 
 EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {

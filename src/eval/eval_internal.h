@@ -30,26 +30,12 @@
  * range(0, 1000000000000) from exhausting memory. */
 #define EVAL_MAX_RANGE ((int64_t)1 << 28)
 
-/* A thread's state during a run. */
-struct eval_tstate {
-    stc_value value; /* THREAD_LANG: the current state (owned) */
-    void *cstate;    /* THREAD_C: def->state_size bytes, initialised; NULL before */
-    bool ready;      /* initialised (C: state_init succeeded; free with state_free) */
-};
-
 /* A stream program's input and output (stc_run_stream; stream.c). */
 struct eval_stream {
     const stc_stream *io;
     ir_type *item_type;   /* the type of main's input items */
     ir_loc in_loc;        /* main's parameter: where input errors are reported */
     ir_loc out_loc;       /* main: where output errors are reported */
-};
-
-/* The per-call context handed to a C thread (public opaque type). */
-struct stc_ctx {
-    const stc_thread_def *def;
-    char *message; /* the first stc_ctx_error message, malloc'd */
-    bool error_oom;
 };
 
 /* An operand that is only read: a variable or a literal is borrowed (no

@@ -20,6 +20,7 @@
 
 #include "ir/ir.h"
 #include "stc.h"
+#include "value/value.h"
 
 /* Evaluation depth limit.  Depth counts one unit per nested eval_expr
  * activation of a non-leaf node plus one per function application (a
@@ -33,8 +34,21 @@
  * limit at the same point. */
 #define EVAL_MAX_DEPTH 50000
 
-typedef struct eval_tstate eval_tstate; /* a thread's state (eval_internal.h) */
 typedef struct eval_stream eval_stream; /* a stream program's input and output */
+
+/* A thread's state during a run. */
+typedef struct eval_tstate {
+    stc_value value; /* THREAD_LANG: the current state (owned) */
+    void *cstate;    /* THREAD_C: def->state_size bytes, initialised; NULL before */
+    bool ready;      /* initialised (C: state_init succeeded; free with state_free) */
+} eval_tstate;
+
+/* The per-call context handed to a C thread (public opaque type). */
+struct stc_ctx {
+    const stc_thread_def *def;
+    char *message; /* the first stc_ctx_error message, malloc'd */
+    bool error_oom;
+};
 
 /* The first error of an evaluation.  Taken out of a context
  * (eval_error_take), its message belongs to the holder (free it). */
@@ -165,14 +179,58 @@ int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_value *args,
                     stc_value *dst, ir_loc loc);
 
+/* Stores v (owned) in var's slot; a NULL var (e.g. `_`) drops v. */
+static inline void eval_bind(eval_frame *fr, const ir_var *var, stc_value v)
+{
+    if (!var || var->slot < 0) {
+        stc_value_release(v);
+        return;
+    }
+    stc_value_release(fr->slots[var->slot]);
+    fr->slots[var->slot] = v;
+}
+
+/* Ends the scope of binders vars[0..n-1]: their slots go back to unit,
+ * dropping the values as early as possible. */
+static inline void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!vars[i] || vars[i]->slot < 0) continue;
+        stc_value_release(fr->slots[vars[i]->slot]);
+        fr->slots[vars[i]->slot] = (stc_value){.tag = STC_T_UNIT};
+    }
+}
+
 /* Let e (IR_LET or IR_LETTUPLE) and the value v of its bound expression:
  * eval_let_check says whether v fits the binders (a let-tuple's value is a
  * tuple of its arity; the error otherwise, v borrowed); eval_let_bind binds
  * them in fr (checked the same way; consumes v); eval_let_unbind ends their
- * scope (the slots go back to unit, dropping the values early). */
-int eval_let_check(eval_ctx *cx, const ir_expr *e, stc_value v);
-int eval_let_bind(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value v);
-void eval_let_unbind(eval_frame *fr, const ir_expr *e);
+ * scope.  Inline: the runtime's steps bind a let-tuple per item. */
+int eval_let_error(eval_ctx *cx, const ir_expr *e);
+static inline int eval_let_check(eval_ctx *cx, const ir_expr *e, stc_value v)
+{
+    if (e->kind != IR_LETTUPLE || (v.tag == STC_T_TUPLE && val_seq_len(v) == (size_t)e->u.let.nbinders)) return 0;
+    return eval_let_error(cx, e);
+}
+
+static inline int eval_let_bind(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value v)
+{
+    int n = e->u.let.nbinders;
+    ir_var *const *vars = e->u.let.binders;
+    if (e->kind == IR_LET) {
+        eval_bind(fr, n > 0 ? vars[0] : NULL, v);
+        return 0;
+    }
+    int rc = eval_let_check(cx, e, v);
+    for (int i = 0; rc == 0 && i < n; i++) eval_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
+    stc_value_release(v);
+    return rc;
+}
+
+static inline void eval_let_unbind(eval_frame *fr, const ir_expr *e)
+{
+    eval_unbind(fr, e->u.let.binders, e->u.let.nbinders);
+}
 
 /* The branch if e takes on condition c: *then, or the error for a
  * non-bool. */
@@ -190,16 +248,36 @@ int eval_case_select(eval_ctx *cx, const ir_expr *e, stc_value v, eval_frame *fr
 
 /* Calls C thread t on the input *in (borrowed: the arg, or the tuple of the
  * args) with its state, and checks its output against the thread's
- * declared type; errors name the thread. */
-int eval_call_c(eval_ctx *cx, int t, const stc_value *in, ir_loc loc, stc_value *out);
+ * declared type; errors name the thread.  The thread's state must be ready,
+ * as every state is while main runs (eval_states_init succeeded).  Inline:
+ * the runtime's steps call C threads per item; what is not the common case
+ * (a failure, a message, an output that is not a scalar of the declared
+ * type) goes to eval_call_c_rest with the call's outcome. */
+int eval_call_c_rest(eval_ctx *cx, int t, ir_loc loc, int code, stc_ctx *ccx, stc_value v, stc_value *out);
+static inline int eval_call_c(eval_ctx *cx, int t, const stc_value *in, ir_loc loc, stc_value *out)
+{
+    const ir_thread *th = cx->p->threads[t];
+    struct stc_ctx ccx = {.def = th->cdef};
+    stc_value v = {.tag = STC_T_UNIT};
+    int code = th->cdef->fn(cx->states[t].cstate, in, &v, &ccx);
+    const ir_type *ty = th->out_type ? ir_type_resolve(th->out_type) : NULL;
+    if (code >= 0 && !ccx.message && ty &&
+        ((ty->kind == TY_INT && v.tag == STC_T_INT) || (ty->kind == TY_FLOAT && v.tag == STC_T_FLOAT) ||
+         (ty->kind == TY_BOOL && v.tag == STC_T_BOOL))) {
+        *out = v;
+        return 0;
+    }
+    return eval_call_c_rest(cx, t, loc, code, &ccx, v, out);
+}
 
 /* A g x h thread t (output independent of the state, new state independent
  * of the input; flow/compile.c splits its calls in two): with out, the
- * output part on the nargs args; without (out NULL, no args), the state
- * part, which replaces t's state.  As the whole call would do it: the args
- * adapted, the depth limit checked, errors naming the thread.  Consumes
- * args. */
-int eval_call_thread_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out);
+ * output part on the nargs inputs slots[args[0..nargs-1]] (borrowed);
+ * without (out NULL), the state part, which replaces t's state.  As the
+ * whole call would do it: the inputs adapted, the depth limit checked,
+ * errors naming the thread. */
+int eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int *args, int nargs, ir_loc loc,
+                          stc_value *out);
 
 /* ---- Streams (stream.c) ---------------------------------------------------------- */
 

@@ -165,17 +165,6 @@ static int eval_c_input(eval_ctx *cx, size_t nargs, stc_value *args, ir_loc loc,
     return 0;
 }
 
-/* Whether v, returned by C thread th, has the thread's output type: a
- * scalar of the declared type without the general type walk. */
-static bool eval_c_output_ok(const ir_thread *th, stc_value v)
-{
-    const ir_type *t = th->out_type ? ir_type_resolve(th->out_type) : NULL;
-    if (t && ((t->kind == TY_INT && v.tag == STC_T_INT) || (t->kind == TY_FLOAT && v.tag == STC_T_FLOAT) ||
-              (t->kind == TY_BOOL && v.tag == STC_T_BOOL)))
-        return true;
-    return eval_value_has_type(v, th->out_type);
-}
-
 /* Turns a C thread's return code (and ccx's message) into the evaluator's
  * error, or checks its output v and stores it in *out (out NULL: a state
  * part, no output).  Errors name the thread. */
@@ -185,13 +174,14 @@ static int eval_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code
     const char *saved = cx->thread;
     cx->thread = th->name;
     int rc = 0;
+    if (out) *out = eval_unit;
     if (code < 0) {
         stc_value_release(v);
         if (ccx->error_oom) rc = eval_oom(cx, loc);
         else
             rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
                             ccx->message ? ccx->message : stc_strerror(code));
-    } else if (out && !eval_c_output_ok(th, v)) {
+    } else if (out && !eval_value_has_type(v, th->out_type)) {
         stc_value_release(v);
         rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
     } else if (out) {
@@ -202,33 +192,19 @@ static int eval_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code
     return rc;
 }
 
-int eval_call_c(eval_ctx *cx, int t, const stc_value *in, ir_loc loc, stc_value *out)
+int eval_call_c_rest(eval_ctx *cx, int t, ir_loc loc, int code, stc_ctx *ccx, stc_value v, stc_value *out)
 {
-    *out = eval_unit;
-    const ir_thread *th = cx->p->threads[t];
-    const stc_thread_def *def = th->cdef;
-    eval_tstate *st = &cx->states[t];
-    if (!def || !def->fn || !st->ready) {
-        const char *saved = cx->thread;
-        cx->thread = th->name;
-        int rc = eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
-        cx->thread = saved;
-        return rc;
-    }
-    struct stc_ctx ccx = {.def = def};
-    stc_value v = eval_unit;
-    int code = def->fn(st->cstate, in, &v, &ccx);
-    /* The common case, a scalar of the declared type, on the shortest path. */
-    if (code >= 0 && !ccx.message && eval_c_output_ok(th, v)) {
-        *out = v;
-        return 0;
-    }
-    return eval_c_result(cx, th, loc, code, &ccx, v, out);
+    return eval_c_result(cx, cx->p->threads[t], loc, code, ccx, v, out);
 }
 
 /* A C thread called with nargs args (consumed). */
 static int eval_call_c_args(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
 {
+    const ir_thread *th = cx->p->threads[t];
+    if (!th->cdef || !th->cdef->fn || !cx->states[t].ready) {
+        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
+    }
     stc_value in;
     int rc = eval_c_input(cx, nargs, args, loc, &in);
     if (rc == 0) rc = eval_call_c(cx, t, &in, loc, out);
@@ -236,24 +212,36 @@ static int eval_call_c_args(eval_ctx *cx, int t, size_t nargs, stc_value *args, 
     return rc;
 }
 
+/* The values slots[idx[0..n-1]] (borrowed) as owned args in small (n <= 8)
+ * or a malloc'd array; NULL when out of memory. */
+static stc_value *eval_gather(const stc_value *slots, const int *idx, size_t n, stc_value *small)
+{
+    stc_value *args = n <= 8 ? small : malloc(n * sizeof *args);
+    for (size_t i = 0; args && i < n; i++) args[i] = stc_value_retain(slots[idx[i]]);
+    return args;
+}
+
 /* A split C thread's output part (output_fn on the args; out != NULL) or
  * state part (state_fn on the state). */
-static int eval_c_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
+static int eval_c_part(eval_ctx *cx, int t, const stc_value *slots, const int *idx, size_t nargs, ir_loc loc,
+                       stc_value *out)
 {
     const ir_thread *th = cx->p->threads[t];
     const stc_thread_def *def = th->cdef;
     struct stc_ctx ccx = {.def = def};
     stc_value v = eval_unit;
     int code;
-    if (out) {
-        stc_value in;
-        int rc = eval_c_input(cx, nargs, args, loc, &in);
+    if (!out) {
+        code = def->state_fn(cx->states[t].cstate, &ccx);
+    } else if (nargs == 1) { /* the input itself, borrowed */
+        code = def->output_fn(NULL, &slots[idx[0]], &v, &ccx);
+    } else {
+        stc_value small[8], *args = eval_gather(slots, idx, nargs, small), in;
+        int rc = args ? eval_c_input(cx, nargs, args, loc, &in) : eval_oom(cx, loc);
+        if (args != small) free(args);
         if (rc) return rc;
         code = def->output_fn(NULL, &in, &v, &ccx);
         stc_value_release(in);
-    } else {
-        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
-        code = def->state_fn(cx->states[t].cstate, &ccx);
     }
     return eval_c_result(cx, th, loc, code, &ccx, v, out);
 }
@@ -261,26 +249,26 @@ static int eval_c_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_lo
 /* A split lang thread's part: the output item (out != NULL) or the state
  * item of its function's body, the pair (g(x), h(s)), evaluated in a frame
  * of that function as the whole call would. */
-static int eval_lang_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
+static int eval_lang_part(eval_ctx *cx, int t, const stc_value *args, const int *idx, size_t nargs, ir_loc loc,
+                          stc_value *out)
 {
     const ir_program *p = cx->p;
     const ir_thread *th = p->threads[t];
     const ir_fun *fn = p->funs[th->fun];
     size_t k = (size_t)th->ninputs, nslots = (size_t)fn->nslots;
-    int rc = 0;
-    if (cx->depth + 1 >= EVAL_MAX_DEPTH) rc = eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
-    stc_value small[EVAL_SMALL], *slots = small;
-    if (rc == 0 && nslots > EVAL_SMALL && !(slots = malloc(nslots * sizeof *slots))) rc = eval_oom(cx, loc);
-    if (rc) {
-        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
-        return rc;
-    }
+    if (cx->depth + 1 >= EVAL_MAX_DEPTH) return eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    stc_value small[EVAL_SMALL], *slots = nslots <= EVAL_SMALL ? small : malloc(nslots * sizeof *slots);
+    if (!slots) return eval_oom(cx, loc);
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
-    if (out) {
-        rc = eval_adapt_args(cx, th->name, k, nargs, args, slots, loc);
-    } else {
-        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+    int rc = 0;
+    if (!out) {
         slots[k] = stc_value_retain(cx->states[t].value);
+    } else if (nargs == k) { /* straight into the frame */
+        for (size_t i = 0; i < k; i++) slots[i] = stc_value_retain(args[idx[i]]);
+    } else {
+        stc_value asmall[8], *a = eval_gather(args, idx, nargs, asmall);
+        rc = a ? eval_adapt_args(cx, th->name, k, nargs, a, slots, loc) : eval_oom(cx, loc);
+        if (a != asmall) free(a);
     }
     const char *saved = cx->thread;
     cx->thread = th->name;
@@ -302,11 +290,12 @@ static int eval_lang_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
     return 0;
 }
 
-int eval_call_thread_part(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
+int eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int *args, int nargs, ir_loc loc,
+                          stc_value *out)
 {
-    if (out) *out = eval_unit;
-    if (cx->p->threads[t]->kind == THREAD_C) return eval_c_part(cx, t, nargs, args, loc, out);
-    return eval_lang_part(cx, t, nargs, args, loc, out);
+    size_t n = out && nargs > 0 ? (size_t)nargs : 0;
+    if (cx->p->threads[t]->kind == THREAD_C) return eval_c_part(cx, t, slots, args, n, loc, out);
+    return eval_lang_part(cx, t, slots, args, n, loc, out);
 }
 
 int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,

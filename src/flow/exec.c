@@ -1,13 +1,13 @@
 /* exec.c - runs an smap's plan on the worker pool: the pipeline job.
  *
  * Items travel in batches (sched_batch.data is a flow_batch): the source
- * cuts the list into batches whose size adapts to the measured cost per
- * item (about FLOW_BATCH_TARGET_NS of work each, never more than the queue
- * capacity); each stage runs its steps over the batch's items in order
- * (steps.c); release moves each item's result into the result list and
- * gives the batch's block back.  Every item has its own frame of slots, so
- * replicated stages share nothing but immutable values and the thread
- * states that serial stages own one at a time.
+ * cuts the list (or reads the stream) into batches whose size adapts to
+ * the measured cost per item (about FLOW_BATCH_TARGET_NS of work each,
+ * never more than the queue capacity); each stage runs its steps over the
+ * batch's items in order (steps.c); release moves each item's result into
+ * the result list and gives the batch's block back.  Every item has its own
+ * frame of slots, so replicated stages share nothing but immutable values
+ * and the thread states that serial stages own one at a time.
  *
  * Errors: the first failing step of an item ends that item and the items
  * after it in its batch; the scheduler then drops later batches and lets
@@ -185,46 +185,7 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
     sb->data = NULL;
 }
 
-/* ---- Stages -------------------------------------------------------------------- */
-
-/* A stream's last stage (serial): the batch's results to the sink, in order. */
-static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int worker, uint64_t seq)
-{
-    const flow_plan *pl = job->plan;
-    uint64_t t0 = job->prof ? flow_now_ns() : 0;
-    sched_status status = SCHED_CONTINUE;
-    int nran = 0;
-    for (int i = 0; i < b->n; i++) {
-        if (b->dead[i]) continue;
-        long long index = (long long)(b->first + (size_t)i);
-        nran++;
-        if (eval_stream_push(cx, job->stream, index, b->slots[(size_t)i * (size_t)pl->nslots + (size_t)pl->result])) {
-            flow_record_error(job, cx, index);
-            memset(b->dead + i, 1, (size_t)(b->n - i));
-            status = SCHED_STOP;
-            break;
-        }
-    }
-    if (job->prof) flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
-    return status;
-}
-
-/* After stage s: the branch stages none of the batch's items is routed to. */
-static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sched_batch *sb)
-{
-    const flow_plan *pl = job->plan;
-    for (int t = s + 1; t < pl->nstages && t < 64; t++) {
-        if (job->decided_at[t] != s) continue;
-        bool needed = false;
-        for (int i = 0; i < b->n && !needed; i++) {
-            if (b->dead[i]) continue;
-            const uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
-            for (int k = job->skip_first[t]; k < job->skip_first[t + 1] && !needed; k++)
-                needed = flags[job->skip_flags[k]] != 0;
-        }
-        if (!needed) sb->skip |= (uint64_t)1 << t;
-    }
-}
+/* ---- Branch skips, idle workers ---------------------------------------------------- */
 
 /* Fills job->decided_at and friends; -1 when out of memory (then no stage
  * is ever skipped: correct, only slower). */
@@ -275,24 +236,6 @@ static int flow_skips_init(flow_job *job)
         job->decided_at = job->skip_first = job->skip_flags = NULL;
     }
     return 0;
-}
-
-static sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
-{
-    flow_job *job = ud;
-    flow_batch *b = sb->data;
-    eval_ctx *cx = &job->rt->wcx[worker].cx;
-    if (stage == job->plan->nstages) return flow_output(job, cx, b, worker, sb->seq);
-    cx->stack_base = 0; /* this activation may run on another thread than the last */
-    uint64_t t0 = flow_now_ns();
-    int nran;
-    sched_status status = flow_stage_items(job, cx, stage, b, &nran);
-    b->loaded = true; /* frames of items that died before loading hold units: harmless */
-    if (job->decided_at) flow_mark_skips(job, b, stage, sb);
-    uint64_t t1 = flow_now_ns();
-    b->busy_ns += t1 - t0;
-    if (job->prof) flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
-    return status;
 }
 
 static void flow_on_idle(void *ud, int worker, uint64_t t0, uint64_t t1)

@@ -9,6 +9,12 @@
 #include "flow/flow.h"
 #include "sched/sched.h"
 
+#if defined(__GNUC__)
+#define FLOW_NOINLINE __attribute__((noinline))
+#else
+#define FLOW_NOINLINE
+#endif
+
 /* Measurements of one plan's pipeline (profile and trace runs only). */
 typedef struct flow_plan_prof {
     char **names;       /* per stage: its name and line, for traces and profiles */

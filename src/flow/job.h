@@ -1,5 +1,5 @@
 /* job.h - one smap run on the pipeline, shared by the files that run it:
- * exec.c (the pipeline's source, stages and release), steps.c (a stage's
+ * exec.c (the job, its source and release), steps.c (its stages: a plan's
  * steps over a batch's items) and profiling.c (their counters). */
 #ifndef STC_FLOW_JOB_H
 #define STC_FLOW_JOB_H
@@ -74,12 +74,10 @@ static inline uint64_t flow_now_ns(void)
  * job's if item index is the earliest failing so far (exec.c). */
 void flow_record_error(flow_job *job, eval_ctx *cx, long long index);
 
-/* Runs plan stage `stage` (not a stream's output stage) over the batch's
- * live items on worker context cx, loading their frames first if the batch
- * is not loaded yet (steps.c).  An item that fails ends itself and the
- * items after it in the batch (dead), its error recorded; then it returns
- * SCHED_STOP.  *nran: the items the stage did something for. */
-sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flow_batch *b, int *nran);
+/* The pipeline's stage function (sched_pipeline.run; steps.c): stage
+ * `stage` of the plan over batch sb, or a stream's output stage
+ * (FLOW_OUTPUT_STAGE). */
+sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
 
 /* Accounts an activation of stage (FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE
  * included) by worker from t0 to t1, over nran items of batch seq, in the

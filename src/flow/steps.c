@@ -1,5 +1,5 @@
-/* steps.c - a plan's steps run on an item: one pipeline stage over the
- * items of a batch.
+/* steps.c - the pipeline's stages: a plan's steps run on each item of a
+ * batch, the branch stages a batch may skip, and a stream's output stage.
  *
  * Every item has its own frame of slots (the function's, then the plan's
  * temporaries) and branch flags; a step evaluates one piece of the body
@@ -7,7 +7,8 @@
  * always the evaluator's own code (eval_runtime.h): an expression, a let's
  * binding, an if's or a case's choice, a C thread call, a g x h thread's
  * part.  So the steps decide nothing about the language, only where each
- * piece runs. */
+ * piece runs.  This is the per-item path: the stage function, the item
+ * loop and the steps stay in one file so that they compile as one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,18 +21,15 @@ static void flow_store(stc_value *slot, stc_value v)
     *slot = v;
 }
 
-/* A g x h thread's output part (out != NULL) on the step's inputs, or its
- * state part. */
-static int flow_split(eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *out)
+/* A let-tuple's binding: the tuple's slot is this step's alone, so the
+ * tuple is moved to the binding, not counted.  Out of line: inlined, its
+ * loop costs the item loop registers (about 1% more instructions per item
+ * on a step-heavy body). */
+FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, eval_frame *fr)
 {
-    ir_loc loc = s->e->u.call.callee_loc;
-    size_t n = out ? (size_t)s->nargs : 0;
-    stc_value small[8], *args = n <= 8 ? small : malloc(n * sizeof *args);
-    if (!args) return eval_oom(cx, loc);
-    for (size_t i = 0; i < n; i++) args[i] = stc_value_retain(fr->slots[s->args[i]]);
-    int rc = eval_call_thread_part(cx, s->thread, n, args, loc, out);
-    if (args != small) free(args);
-    return rc;
+    stc_value t = fr->slots[s->src];
+    fr->slots[s->src] = stc_value_unit();
+    return eval_let_bind(cx, s->e, fr, t);
 }
 
 static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, uint8_t *flags)
@@ -57,16 +55,14 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         flags[s->flag0 + alt] = 1;
         return 0;
     }
-    case FS_DESTRUCT: { /* the tuple's slot is this step's alone: moved, not counted */
-        stc_value t = slots[s->src];
-        slots[s->src] = stc_value_unit();
-        return eval_let_bind(cx, s->e, fr, t);
-    }
+    case FS_DESTRUCT: return flow_destruct(cx, s, fr);
     case FS_SPLIT_OUT:
-        if ((rc = flow_split(cx, s, fr, &v))) return rc;
+        if ((rc = eval_call_thread_part(cx, s->thread, slots, s->args, s->nargs, s->e->u.call.callee_loc, &v)))
+            return rc;
         flow_store(&slots[s->dst], v);
         return 0;
-    case FS_SPLIT_STATE: return flow_split(cx, s, fr, NULL);
+    case FS_SPLIT_STATE:
+        return eval_call_thread_part(cx, s->thread, slots, NULL, 0, s->e->u.call.callee_loc, NULL);
     case FS_CALL_C:
         if ((rc = eval_call_c(cx, s->thread, &slots[s->args[0]], s->e->u.call.callee_loc, &v))) return rc;
         flow_store(&slots[s->dst], v);
@@ -100,7 +96,12 @@ static int flow_load(flow_job *job, eval_ctx *cx, flow_batch *b, int i, stc_valu
     return eval_adapt_args(cx, pl->fn->name, (size_t)pl->fn->nparams, 1, &arg, slots + job->ncaps, job->loc);
 }
 
-sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flow_batch *b, int *nran_out)
+/* Runs plan stage `stage` over the batch's live items on worker context cx,
+ * loading their frames first if the batch is not loaded yet.  An item that
+ * fails ends itself and the items after it in the batch (dead), its error
+ * recorded; then it returns SCHED_STOP.  *nran: the items the stage did
+ * something for. */
+static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flow_batch *b, int *nran_out)
 {
     const flow_plan *pl = job->plan;
     const flow_stage *st = &pl->stages[stage];
@@ -134,3 +135,63 @@ sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flow_batch
     *nran_out = nran;
     return status;
 }
+
+/* ---- The stage function ----------------------------------------------------------- */
+
+/* A stream's last stage (serial): the batch's results to the sink, in order. */
+static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int worker, uint64_t seq)
+{
+    const flow_plan *pl = job->plan;
+    uint64_t t0 = job->prof ? flow_now_ns() : 0;
+    sched_status status = SCHED_CONTINUE;
+    int nran = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->dead[i]) continue;
+        long long index = (long long)(b->first + (size_t)i);
+        nran++;
+        if (eval_stream_push(cx, job->stream, index, b->slots[(size_t)i * (size_t)pl->nslots + (size_t)pl->result])) {
+            flow_record_error(job, cx, index);
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            status = SCHED_STOP;
+            break;
+        }
+    }
+    if (job->prof) flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
+    return status;
+}
+
+/* After stage s: the branch stages none of the batch's items is routed to. */
+static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sched_batch *sb)
+{
+    const flow_plan *pl = job->plan;
+    for (int t = s + 1; t < pl->nstages && t < 64; t++) {
+        if (job->decided_at[t] != s) continue;
+        bool needed = false;
+        for (int i = 0; i < b->n && !needed; i++) {
+            if (b->dead[i]) continue;
+            const uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
+            for (int k = job->skip_first[t]; k < job->skip_first[t + 1] && !needed; k++)
+                needed = flags[job->skip_flags[k]] != 0;
+        }
+        if (!needed) sb->skip |= (uint64_t)1 << t;
+    }
+}
+
+sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
+{
+    flow_job *job = ud;
+    flow_batch *b = sb->data;
+    eval_ctx *cx = &job->rt->wcx[worker].cx;
+    if (stage == job->plan->nstages) return flow_output(job, cx, b, worker, sb->seq);
+    cx->stack_base = 0; /* this activation may run on another thread than the last */
+    uint64_t t0 = flow_now_ns();
+    int nran;
+    sched_status status = flow_stage_items(job, cx, stage, b, &nran);
+    b->loaded = true; /* frames of items that died before loading hold units: harmless */
+    if (job->decided_at) flow_mark_skips(job, b, stage, sb);
+    uint64_t t1 = flow_now_ns();
+    b->busy_ns += t1 - t0;
+    if (job->prof) flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
+    return status;
+}
+

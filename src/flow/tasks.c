@@ -46,12 +46,6 @@
  * declined is offered again from its second let, and so on). */
 #define FLOW_LET_CHAIN_MAX 64
 
-#if defined(__GNUC__)
-#define FLOW_NOINLINE __attribute__((noinline))
-#else
-#define FLOW_NOINLINE
-#endif
-
 typedef struct flow_tasks {
     flow_runtime *rt;      /* first: flow_on_worker finds the runtime there */
     const flow_task_plan *plan;
