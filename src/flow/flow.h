@@ -164,7 +164,7 @@ void flow_runtime_free(flow_runtime *rt);
 const struct eval_runtime_hooks *flow_runtime_hooks(flow_runtime *rt);
 struct result_profile;
 /* The measured profile (a run with opts.profile), wall_ms being the whole
- * run's; NULL when out of memory. */
+ * run's; NULL when out of memory (profiling.c). */
 struct result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms);
 /* What the runtime did so far (stc_result_stats). */
 stc_run_stats flow_runtime_stats(const flow_runtime *rt);
