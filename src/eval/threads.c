@@ -221,9 +221,9 @@ static stc_value *eval_gather(const stc_value *slots, const int *idx, size_t n, 
     return args;
 }
 
-/* A split C thread's output part (output_fn on the args; out != NULL) or
- * state part (state_fn on the state). */
-static int eval_c_part(eval_ctx *cx, int t, const stc_value *slots, const int *idx, size_t nargs, ir_loc loc,
+/* A split C thread's output part (output_fn on the inputs from[idx[i]];
+ * out != NULL) or state part (state_fn on the state). */
+static int eval_c_part(eval_ctx *cx, int t, const stc_value *from, const int *idx, size_t nargs, ir_loc loc,
                        stc_value *out)
 {
     const ir_thread *th = cx->p->threads[t];
@@ -234,9 +234,9 @@ static int eval_c_part(eval_ctx *cx, int t, const stc_value *slots, const int *i
     if (!out) {
         code = def->state_fn(cx->states[t].cstate, &ccx);
     } else if (nargs == 1) { /* the input itself, borrowed */
-        code = def->output_fn(NULL, &slots[idx[0]], &v, &ccx);
+        code = def->output_fn(NULL, &from[idx[0]], &v, &ccx);
     } else {
-        stc_value small[8], *args = eval_gather(slots, idx, nargs, small), in;
+        stc_value small[8], *args = eval_gather(from, idx, nargs, small), in;
         int rc = args ? eval_c_input(cx, nargs, args, loc, &in) : eval_oom(cx, loc);
         if (args != small) free(args);
         if (rc) return rc;
@@ -246,10 +246,11 @@ static int eval_c_part(eval_ctx *cx, int t, const stc_value *slots, const int *i
     return eval_c_result(cx, th, loc, code, &ccx, v, out);
 }
 
-/* A split lang thread's part: the output item (out != NULL) or the state
- * item of its function's body, the pair (g(x), h(s)), evaluated in a frame
- * of that function as the whole call would. */
-static int eval_lang_part(eval_ctx *cx, int t, const stc_value *args, const int *idx, size_t nargs, ir_loc loc,
+/* A split lang thread's part: the output item (out != NULL; the inputs
+ * from[idx[i]]) or the state item of its function's body, the pair
+ * (g(x), h(s)), evaluated in a frame of that function as the whole call
+ * would. */
+static int eval_lang_part(eval_ctx *cx, int t, const stc_value *from, const int *idx, size_t nargs, ir_loc loc,
                           stc_value *out)
 {
     const ir_program *p = cx->p;
@@ -264,9 +265,9 @@ static int eval_lang_part(eval_ctx *cx, int t, const stc_value *args, const int 
     if (!out) {
         slots[k] = stc_value_retain(cx->states[t].value);
     } else if (nargs == k) { /* straight into the frame */
-        for (size_t i = 0; i < k; i++) slots[i] = stc_value_retain(args[idx[i]]);
+        for (size_t i = 0; i < k; i++) slots[i] = stc_value_retain(from[idx[i]]);
     } else {
-        stc_value asmall[8], *a = eval_gather(args, idx, nargs, asmall);
+        stc_value asmall[8], *a = eval_gather(from, idx, nargs, asmall);
         rc = a ? eval_adapt_args(cx, th->name, k, nargs, a, slots, loc) : eval_oom(cx, loc);
         if (a != asmall) free(a);
     }
