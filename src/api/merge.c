@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "eval/eval_internal.h"
+#include "stc.h"
 
 struct stc_merge {
     size_t n;
@@ -73,7 +73,7 @@ int stc_merge_source(void *merge, stc_value *item, stc_ctx *cx)
             }
             if (rc < 0) {
                 stc_value_release(v);
-                if (cx && !cx->message && !cx->error_oom) stc_ctx_error(cx, "source %zu: %s", i, stc_strerror(rc));
+                stc_ctx_error(cx, "source %zu: %s", i, stc_strerror(rc)); /* the first error counts */
                 return rc;
             }
             if (rc == 0) {

@@ -93,11 +93,10 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testi
             stc_result_free(res);
             return STC_ENOMEM;
         }
-        res->stats.workers = workers;
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = eval_run_hooked(p, res, rt ? flow_runtime_hook(rt) : NULL, o.cancel, io);
+    int rc = eval_run_hooked(p, res, rt ? flow_runtime_hooks(rt) : NULL, o.cancel, io);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rt && o.profile) {
         double wall = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
@@ -105,13 +104,7 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testi
     }
     int trace_rc = trace_close(trace); /* before the runtime: it owns the stage names */
     if (rt) {
-        flow_stats fs = flow_runtime_stats(rt);
-        res->stats.smaps_parallel = fs.smaps_parallel;
-        res->stats.smaps_sequential = fs.smaps_sequential;
-        res->stats.items = fs.items;
-        res->stats.peak_in_flight = fs.peak_in_flight;
-        res->stats.max_in_flight = fs.max_in_flight;
-        res->stats.task_groups = fs.task_groups;
+        res->stats = flow_runtime_stats(rt);
         flow_runtime_free(rt);
     }
     if (trace_rc != 0 && rc == 0) {

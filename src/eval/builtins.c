@@ -25,13 +25,13 @@ static int eval_smap_range(eval_ctx *cx, const ir_expr *le, eval_frame *fr, int 
         const ir_expr *arg = le->u.call.args[i];
         if (arg->kind == IR_LIT) a[i] = arg->u.lit;
         else if (arg->kind == IR_VAR) a[i] = fr->slots[arg->u.var->slot];
-        else return EVAL_SMAP_DECLINED;
-        if (a[i].tag != STC_T_INT) return EVAL_SMAP_DECLINED;
+        else return EVAL_DECLINED;
+        if (a[i].tag != STC_T_INT) return EVAL_DECLINED;
     }
     uint64_t n = a[1].as.i > a[0].as.i ? (uint64_t)a[1].as.i - (uint64_t)a[0].as.i : 0;
-    if (n > (uint64_t)EVAL_MAX_RANGE) return EVAL_SMAP_DECLINED; /* the evaluator reports it */
+    if (n > (uint64_t)EVAL_MAX_RANGE) return EVAL_DECLINED; /* the evaluator reports it */
     eval_items items = {NULL, a[0].as.i, (size_t)n};
-    return cx->smap_hook->run(cx->smap_hook->ud, cx, e, thread, fnv, &items, out);
+    return cx->hooks->smap(cx->hooks->ud, cx, e, thread, fnv, &items, out);
 }
 
 /* smap(f, xs): item by item, each through the whole body before the next,
@@ -51,11 +51,11 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         return rc;
     }
     const ir_expr *le = e->u.call.args[1];
-    if (cx->smap_hook && le->kind == IR_CALL && le->u.call.kind == CALL_BUILTIN &&
+    if (cx->hooks && le->kind == IR_CALL && le->u.call.kind == CALL_BUILTIN &&
         le->u.call.callee.index == BI_RANGE) {
         /* smap(f, range(a, b)): offer the ints without building the list. */
         rc = eval_smap_range(cx, le, fr, thread, e, fnv, out);
-        if (rc != EVAL_SMAP_DECLINED) {
+        if (rc != EVAL_DECLINED) {
             stc_value_release(fnv);
             return rc;
         }
@@ -70,10 +70,10 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         stc_value_release(xs);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
     }
-    if (cx->smap_hook) {
+    if (cx->hooks) {
         eval_items items = {val_seq_items(xs), 0, val_seq_len(xs)};
-        rc = cx->smap_hook->run(cx->smap_hook->ud, cx, e, thread, fnv, &items, out);
-        if (rc != EVAL_SMAP_DECLINED) {
+        rc = cx->hooks->smap(cx->hooks->ud, cx, e, thread, fnv, &items, out);
+        if (rc != EVAL_DECLINED) {
             stc_value_release(fnv);
             stc_value_release(xs);
             return rc;

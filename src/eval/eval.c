@@ -78,6 +78,26 @@ int eval_check_cancel(eval_ctx *cx, ir_loc loc)
 
 int eval_oom(eval_ctx *cx, ir_loc loc) { return eval_error(cx, STC_ENOMEM, loc, "out of memory"); }
 
+eval_err eval_error_take(eval_ctx *cx)
+{
+    eval_err err = cx->err;
+    cx->err = (eval_err){.item = -1};
+    return err;
+}
+
+int eval_error_adopt(eval_ctx *cx, eval_err err)
+{
+    if (cx->err.code == 0) cx->err = err;
+    else free(err.message);
+    return err.code;
+}
+
+void eval_ctx_share(eval_ctx *wcx, const eval_ctx *cx)
+{
+    wcx->states = cx->states;
+    wcx->cancel = cx->cancel;
+}
+
 static void eval_release_n(stc_value *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) stc_value_release(v[i]);
@@ -409,55 +429,28 @@ EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *f
 
 /* ---- Binders and patterns ------------------------------------------------ */
 
-/* Stores v (owned) in var's slot; a NULL var (e.g. `_`) drops v. */
-static void eval_bind(eval_frame *fr, const ir_var *var, stc_value v)
+int eval_let_error(eval_ctx *cx, const ir_expr *e)
 {
-    if (!var || var->slot < 0) {
-        stc_value_release(v);
-        return;
-    }
-    stc_value_release(fr->slots[var->slot]);
-    fr->slots[var->slot] = v;
-}
-
-/* Ends a binder's scope: its value is dropped as early as possible. */
-static void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (!vars[i] || vars[i]->slot < 0) continue;
-        stc_value_release(fr->slots[vars[i]->slot]);
-        fr->slots[vars[i]->slot] = eval_unit;
-    }
+    return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
 }
 
 EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
-    if (cx->smap_hook && cx->smap_hook->lets) { /* independent lets as parallel tasks */
-        int rc = cx->smap_hook->lets(cx->smap_hook->ud, cx, e, fr, out);
-        if (rc != EVAL_SMAP_DECLINED) return rc;
+    if (cx->hooks && cx->hooks->lets) { /* independent lets as parallel tasks */
+        int rc = cx->hooks->lets(cx->hooks->ud, cx, e, fr, out);
+        if (rc != EVAL_DECLINED) return rc;
     }
     stc_value v;
     int rc = eval_expr(cx, e->a, fr, &v);
     if (rc) return rc;
-    int n = e->u.let.nbinders;
-    ir_var *const *vars = e->u.let.binders;
-    if (e->kind == IR_LET) {
-        eval_bind(fr, n > 0 ? vars[0] : NULL, v);
-    } else {
-        if (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)n) {
-            stc_value_release(v);
-            return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
-        }
-        for (int i = 0; i < n; i++) eval_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
-        stc_value_release(v);
-    }
+    if ((rc = eval_let_bind(cx, e, fr, v))) return rc;
     rc = eval_expr(cx, e->b, fr, out);
-    eval_unbind(fr, vars, n);
+    eval_let_unbind(fr, e);
     return rc;
 }
 
 /* Whether v matches alt; on a match its binders are bound. */
-bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
+static bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
 {
     switch (alt->pat) {
     case PAT_WILD: return true;
@@ -479,28 +472,37 @@ bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
     return false;
 }
 
+int eval_case_select(eval_ctx *cx, const ir_expr *e, stc_value v, eval_frame *fr, int *alt)
+{
+    for (int i = 0; i < e->u.cas.nalts; i++) {
+        if (eval_case_match(&e->u.cas.alts[i], v, fr)) {
+            *alt = i;
+            return 0;
+        }
+    }
+    /* Quote a long value only in part: its text may be huge. */
+    buf b = BUF_INIT;
+    val_print_text_brief(&b, v, VAL_PRINT_BRIEF);
+    char *text = buf_take(&b);
+    if (!text) return eval_oom(cx, e->loc);
+    int rc = eval_error(cx, STC_ERUNTIME, e->loc, "no case alternative matches %s", text);
+    free(text);
+    return rc;
+}
+
 EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value v;
     bool owned;
     int rc = eval_operand(cx, e->a, fr, &v, &owned);
     if (rc) return rc;
-    for (int i = 0; i < e->u.cas.nalts; i++) {
-        const ir_alt *alt = &e->u.cas.alts[i];
-        if (!eval_case_match(alt, v, fr)) continue;
-        if (owned) stc_value_release(v);
-        rc = eval_expr(cx, alt->body, fr, out);
-        eval_unbind(fr, alt->vars, alt->nvars);
-        return rc;
-    }
-    /* Quote a long value only in part: its text may be huge. */
-    buf b = BUF_INIT;
-    val_print_text_brief(&b, v, VAL_PRINT_BRIEF);
+    int i;
+    rc = eval_case_select(cx, e, v, fr, &i);
     if (owned) stc_value_release(v);
-    char *text = buf_take(&b);
-    if (!text) return eval_oom(cx, e->loc);
-    rc = eval_error(cx, STC_ERUNTIME, e->loc, "no case alternative matches %s", text);
-    free(text);
+    if (rc) return rc;
+    const ir_alt *alt = &e->u.cas.alts[i];
+    rc = eval_expr(cx, alt->body, fr, out);
+    eval_unbind(fr, alt->vars, alt->nvars);
     return rc;
 }
 
@@ -508,9 +510,9 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
 
 EVAL_NOINLINE static int eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
-    if (e->kind == IR_TUPLE && cx->smap_hook && cx->smap_hook->tuple) {
-        int rc = cx->smap_hook->tuple(cx->smap_hook->ud, cx, e, fr, out);
-        if (rc != EVAL_SMAP_DECLINED) return rc;
+    if (e->kind == IR_TUPLE && cx->hooks && cx->hooks->tuple) {
+        int rc = cx->hooks->tuple(cx->hooks->ud, cx, e, fr, out);
+        if (rc != EVAL_DECLINED) return rc;
     }
     size_t n = (size_t)e->u.agg.nitems;
     stc_value s = val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
@@ -549,16 +551,22 @@ EVAL_NOINLINE static int eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr
     return 0;
 }
 
+int eval_if_error(eval_ctx *cx, const ir_expr *e)
+{
+    return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: 'if' on a non-bool");
+}
+
 EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value c;
+    bool then = false;
     int rc = eval_expr(cx, e->a, fr, &c);
     if (rc) return rc;
-    if (c.tag != STC_T_BOOL) {
+    if ((rc = eval_if_test(cx, e, c, &then))) {
         stc_value_release(c);
-        return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: 'if' on a non-bool");
+        return rc;
     }
-    return eval_expr(cx, c.as.b ? e->b : e->c, fr, out);
+    return eval_expr(cx, then ? e->b : e->c, fr, out);
 }
 
 /* ---- C stack segments ------------------------------------------------------

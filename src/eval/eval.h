@@ -13,13 +13,14 @@
  * stores the result value and every final state in res (created by the
  * caller with result_new(p->nthreads, names)). Returns 0, or STC_ERUNTIME /
  * STC_ENOMEM / STC_ELIMIT with the error recorded in res. */
-struct eval_smap_hook;
+struct eval_runtime_hooks;
 int eval_run(const ir_program *p, stc_result *res);
-/* The same, with every smap that main's evaluation reaches offered to hook
- * first (the parallel runtime; see eval_internal.h), stopping with
- * STC_ECANCELED when cancel (may be NULL) is raised, and a main that takes
- * an input reading it from io (NULL: empty; see stc_run_stream). */
-int eval_run_hooked(const ir_program *p, stc_result *res, const struct eval_smap_hook *hook,
+/* The same, with the points of main's evaluation listed in hooks (its
+ * smaps, tuples and lets) offered to the parallel runtime first (see
+ * eval_runtime.h), stopping with STC_ECANCELED when cancel (may be NULL)
+ * is raised, and a main that takes an input reading it from io (NULL:
+ * empty; see stc_run_stream). */
+int eval_run_hooked(const ir_program *p, stc_result *res, const struct eval_runtime_hooks *hooks,
                     const stc_cancel *cancel, const stc_stream *io);
 
 #endif

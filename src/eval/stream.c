@@ -7,7 +7,7 @@
  * the reference evaluator reads one item, runs it through F, hands the
  * result to the sink and only then reads the next: the run takes constant
  * memory, and the first failure (source, thread or sink, in item order)
- * is the one reported.  The parallel runtime (hook->stream) reads ahead
+ * is the one reported.  The parallel runtime (hooks->stream) reads ahead
  * and overlaps items but reports the same.  The smap may sit under lets
  * that do not read xs (`let sep = " " in smap(F, xs)`): they are
  * evaluated first, before any item is read.  Any other main reads the
@@ -147,18 +147,7 @@ static int eval_stream_lets(eval_ctx *cx, const ir_expr *main, const ir_expr *sm
         stc_value v;
         int rc = eval_expr(cx, e->a, fr, &v);
         if (rc) return rc;
-        int n = e->u.let.nbinders;
-        if (e->kind == IR_LETTUPLE && (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)n)) {
-            stc_value_release(v);
-            return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
-        }
-        for (int i = 0; i < n; i++) {
-            const ir_var *var = e->u.let.binders[i];
-            if (!var || var->slot < 0) continue;
-            stc_value_release(fr->slots[var->slot]);
-            fr->slots[var->slot] = e->kind == IR_LET ? stc_value_retain(v) : stc_value_retain(val_seq_items(v)[i]);
-        }
-        stc_value_release(v);
+        if ((rc = eval_let_bind(cx, e, fr, v))) return rc;
     }
     return 0;
 }
@@ -172,10 +161,10 @@ static int eval_main_streamed(eval_ctx *cx, const eval_stream *s, const ir_expr 
     stc_value fnv = eval_unit;
     if (fe->kind == IR_THREADREF) thread = fe->u.index;
     else if ((rc = eval_expr(cx, fe, fr, &fnv))) return rc;
-    rc = EVAL_SMAP_DECLINED;
-    if (cx->smap_hook && cx->smap_hook->stream)
-        rc = cx->smap_hook->stream(cx->smap_hook->ud, cx, e, thread, fnv, s, count);
-    if (rc == EVAL_SMAP_DECLINED) rc = eval_smap_stream_seq(cx, s, loc, thread, fnv, count);
+    rc = EVAL_DECLINED;
+    if (cx->hooks && cx->hooks->stream)
+        rc = cx->hooks->stream(cx->hooks->ud, cx, e, thread, fnv, s, count);
+    if (rc == EVAL_DECLINED) rc = eval_smap_stream_seq(cx, s, loc, thread, fnv, count);
     stc_value_release(fnv);
     return rc;
 }

@@ -155,38 +155,148 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
     return eval_thread_result(cx, t, pair, loc, out);
 }
 
-static int eval_call_c(eval_ctx *cx, const ir_thread *th, eval_tstate *st, size_t nargs,
-                       stc_value *args, ir_loc loc, stc_value *out)
+/* The input a C thread gets for nargs args (consumed): unit, the arg, or
+ * the tuple of the args. */
+static int eval_c_input(eval_ctx *cx, size_t nargs, stc_value *args, ir_loc loc, stc_value *in)
 {
-    const stc_thread_def *def = th->cdef;
-    if (!def || !def->fn || !st->ready) {
+    *in = eval_unit;
+    if (nargs == 1) *in = args[0];
+    else if (nargs > 1 && (*in = stc_value_new_tuple(nargs, args)).tag == STC_T_INVALID) return eval_oom(cx, loc);
+    return 0;
+}
+
+/* Turns a C thread's return code (and ccx's message) into the evaluator's
+ * error, or checks its output v and stores it in *out (out NULL: a state
+ * part, no output).  Errors name the thread. */
+static int eval_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code, stc_ctx *ccx, stc_value v,
+                         stc_value *out)
+{
+    const char *saved = cx->thread;
+    cx->thread = th->name;
+    int rc = 0;
+    if (out) *out = eval_unit;
+    if (code < 0) {
+        stc_value_release(v);
+        if (ccx->error_oom) rc = eval_oom(cx, loc);
+        else
+            rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
+                            ccx->message ? ccx->message : stc_strerror(code));
+    } else if (out && !eval_value_has_type(v, th->out_type)) {
+        stc_value_release(v);
+        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
+    } else if (out) {
+        *out = v;
+    }
+    cx->thread = saved;
+    free(ccx->message);
+    return rc;
+}
+
+int eval_call_c_rest(eval_ctx *cx, int t, ir_loc loc, int code, stc_ctx *ccx, stc_value v, stc_value *out)
+{
+    return eval_c_result(cx, cx->p->threads[t], loc, code, ccx, v, out);
+}
+
+/* A C thread called with nargs args (consumed). */
+static int eval_call_c_args(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *out)
+{
+    const ir_thread *th = cx->p->threads[t];
+    if (!th->cdef || !th->cdef->fn || !cx->states[t].ready) {
         for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
     }
-    stc_value in = eval_unit;
-    if (nargs == 1) in = args[0];
-    else if (nargs > 1 && (in = stc_value_new_tuple(nargs, args)).tag == STC_T_INVALID)
-        return eval_oom(cx, loc);
+    stc_value in;
+    int rc = eval_c_input(cx, nargs, args, loc, &in);
+    if (rc == 0) rc = eval_call_c(cx, t, &in, loc, out);
+    stc_value_release(in);
+    return rc;
+}
+
+/* The values slots[idx[0..n-1]] (borrowed) as owned args in small (n <= 8)
+ * or a malloc'd array; NULL when out of memory. */
+static stc_value *eval_gather(const stc_value *slots, const int *idx, size_t n, stc_value *small)
+{
+    stc_value *args = n <= 8 ? small : malloc(n * sizeof *args);
+    for (size_t i = 0; args && i < n; i++) args[i] = stc_value_retain(slots[idx[i]]);
+    return args;
+}
+
+/* A split C thread's output part (output_fn on the inputs from[idx[i]];
+ * out != NULL) or state part (state_fn on the state). */
+static int eval_c_part(eval_ctx *cx, int t, const stc_value *from, const int *idx, size_t nargs, ir_loc loc,
+                       stc_value *out)
+{
+    const ir_thread *th = cx->p->threads[t];
+    const stc_thread_def *def = th->cdef;
     struct stc_ctx ccx = {.def = def};
     stc_value v = eval_unit;
-    int code = def->fn(st->cstate, &in, &v, &ccx);
-    stc_value_release(in);
-    int rc = 0;
-    if (code < 0) {
-        stc_value_release(v);
-        if (ccx.error_oom) rc = eval_oom(cx, loc);
-        else
-            rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
-                            ccx.message ? ccx.message : stc_strerror(code));
-    } else if (!eval_value_has_type(v, th->out_type)) {
-        stc_value_release(v);
-        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type",
-                        th->name);
+    int code;
+    if (!out) {
+        code = def->state_fn(cx->states[t].cstate, &ccx);
+    } else if (nargs == 1) { /* the input itself, borrowed */
+        code = def->output_fn(NULL, &from[idx[0]], &v, &ccx);
     } else {
-        *out = v;
+        stc_value small[8], *args = eval_gather(from, idx, nargs, small), in;
+        int rc = args ? eval_c_input(cx, nargs, args, loc, &in) : eval_oom(cx, loc);
+        if (args != small) free(args);
+        if (rc) return rc;
+        code = def->output_fn(NULL, &in, &v, &ccx);
+        stc_value_release(in);
     }
-    free(ccx.message);
-    return rc;
+    return eval_c_result(cx, th, loc, code, &ccx, v, out);
+}
+
+/* A split lang thread's part: the output item (out != NULL; the inputs
+ * from[idx[i]]) or the state item of its function's body, the pair
+ * (g(x), h(s)), evaluated in a frame of that function as the whole call
+ * would. */
+static int eval_lang_part(eval_ctx *cx, int t, const stc_value *from, const int *idx, size_t nargs, ir_loc loc,
+                          stc_value *out)
+{
+    const ir_program *p = cx->p;
+    const ir_thread *th = p->threads[t];
+    const ir_fun *fn = p->funs[th->fun];
+    size_t k = (size_t)th->ninputs, nslots = (size_t)fn->nslots;
+    if (cx->depth + 1 >= EVAL_MAX_DEPTH) return eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    stc_value small[EVAL_SMALL], *slots = nslots <= EVAL_SMALL ? small : malloc(nslots * sizeof *slots);
+    if (!slots) return eval_oom(cx, loc);
+    for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
+    int rc = 0;
+    if (!out) {
+        slots[k] = stc_value_retain(cx->states[t].value);
+    } else if (nargs == k) { /* straight into the frame */
+        for (size_t i = 0; i < k; i++) slots[i] = stc_value_retain(from[idx[i]]);
+    } else {
+        stc_value asmall[8], *a = eval_gather(from, idx, nargs, asmall);
+        rc = a ? eval_adapt_args(cx, th->name, k, nargs, a, slots, loc) : eval_oom(cx, loc);
+        if (a != asmall) free(a);
+    }
+    const char *saved = cx->thread;
+    cx->thread = th->name;
+    cx->depth += 2; /* the call and the function's application */
+    eval_frame ffr = {slots, fn};
+    stc_value v = eval_unit;
+    if (rc == 0) rc = eval_expr(cx, fn->body->u.agg.items[out ? 0 : 1], &ffr, &v);
+    cx->depth -= 2;
+    cx->thread = saved;
+    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    if (slots != small) free(slots);
+    if (rc) return rc;
+    if (out) {
+        *out = v;
+    } else {
+        stc_value_release(cx->states[t].value);
+        cx->states[t].value = v;
+    }
+    return 0;
+}
+
+int eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int *args, int nargs, ir_loc loc,
+                          stc_value *out)
+{
+    size_t n = out && nargs > 0 ? (size_t)nargs : 0;
+    if (cx->p->threads[t]->kind == THREAD_C) return eval_c_part(cx, t, slots, args, n, loc, out);
+    return eval_lang_part(cx, t, slots, args, n, loc, out);
 }
 
 int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
@@ -204,7 +314,7 @@ int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc 
     } else if (th->kind == THREAD_LANG) {
         rc = eval_call_lang(cx, t, nargs, args, loc, out);
     } else {
-        rc = eval_call_c(cx, th, &cx->states[t], nargs, args, loc, out);
+        rc = eval_call_c_args(cx, t, nargs, args, loc, out);
     }
     cx->thread = saved;
     return rc;
@@ -339,7 +449,7 @@ static int eval_main(eval_ctx *cx, stc_value *out)
 
 int eval_run(const ir_program *p, stc_result *res) { return eval_run_hooked(p, res, NULL, NULL, NULL); }
 
-int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *hook, const stc_cancel *cancel,
+int eval_run_hooked(const ir_program *p, stc_result *res, const eval_runtime_hooks *hooks, const stc_cancel *cancel,
                     const stc_stream *io)
 {
     eval_ctx cx;
@@ -351,7 +461,7 @@ int eval_run_hooked(const ir_program *p, stc_result *res, const eval_smap_hook *
     int rc = eval_states_init(&cx, &st);
     if (rc == 0) {
         cx.states = st;
-        cx.smap_hook = hook; /* not for inits: they cannot call threads */
+        cx.hooks = hooks; /* not for inits: they cannot call threads */
         rc = p->main_param ? eval_main_stream(&cx, io, &v, &res->input_items, &res->to_sink) : eval_main(&cx, &v);
     }
     if (rc == 0 && !(finals = calloc(n ? n : 1, sizeof *finals))) rc = eval_oom(&cx, p->main_loc);

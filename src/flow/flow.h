@@ -20,7 +20,10 @@
  *     every batch visits every stage in order the join is free.
  *
  * Analysis (analyze.c) says which threads an expression may write;
- * compile.c builds the plan; exec.c runs it.
+ * compile.c builds the plan; runtime.c holds the runtime object, exec.c
+ * runs a plan's pipeline, steps.c its steps on each item, profiling.c
+ * measures the stages; tasks.c runs tuples and let chains as tasks.  The
+ * evaluator is reached only through eval/eval_runtime.h.
  */
 #ifndef STC_FLOW_H
 #define STC_FLOW_H
@@ -28,8 +31,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "eval/eval_internal.h"
 #include "ir/ir.h"
+#include "stc.h"
 
 /* ---- Thread sets (analyze.c) -------------------------------------------- */
 
@@ -137,18 +140,10 @@ void flow_each_smap(const ir_program *p, void (*visit)(const ir_expr *smap, void
  * name (a function value: known only at run time), or out of memory. */
 flow_plan *flow_plan_static(flow_info *fi, const ir_expr *smap);
 
-/* ---- The runtime (exec.c) -------------------------------------------------- */
+/* ---- The runtime (runtime.c) ------------------------------------------------ */
 
 typedef struct flow_runtime flow_runtime;
-
-typedef struct flow_stats {
-    long long smaps_parallel;    /* smaps run by the pipeline */
-    long long smaps_sequential;  /* smaps left to the evaluator (nothing to gain) */
-    long long items;             /* items through the pipeline */
-    long long peak_in_flight;    /* most items alive in the pipeline at once */
-    long long max_in_flight;     /* the bound: tokens x batch capacity */
-    long long task_groups;       /* tuples and let chains whose items ran as parallel tasks */
-} flow_stats;
+struct eval_runtime_hooks;
 
 typedef struct flow_opts {
     int workers;          /* >= 1 */
@@ -164,11 +159,14 @@ typedef struct flow_opts {
 /* NULL when out of memory or an option is out of range. */
 flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o);
 void flow_runtime_free(flow_runtime *rt);
-const eval_smap_hook *flow_runtime_hook(flow_runtime *rt);
+/* The hooks to hand the evaluator (eval_run_hooked): they run its smaps,
+ * tuples and lets on the pool. */
+const struct eval_runtime_hooks *flow_runtime_hooks(flow_runtime *rt);
 struct result_profile;
 /* The measured profile (a run with opts.profile), wall_ms being the whole
- * run's; NULL when out of memory. */
+ * run's; NULL when out of memory (profiling.c). */
 struct result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms);
-flow_stats flow_runtime_stats(const flow_runtime *rt);
+/* What the runtime did so far (stc_result_stats). */
+stc_run_stats flow_runtime_stats(const flow_runtime *rt);
 
 #endif

@@ -1,10 +1,19 @@
-/* flow_internal.h - the runtime object shared by exec.c (smap pipelines)
- * and tasks.c (tuples and let chains as parallel tasks). */
+/* flow_internal.h - the runtime object (runtime.c) shared by the files
+ * that do its work: exec.c and steps.c (smap pipelines), profiling.c
+ * (their measurements) and tasks.c (tuples and let chains as parallel
+ * tasks). */
 #ifndef STC_FLOW_INTERNAL_H
 #define STC_FLOW_INTERNAL_H
 
+#include "eval/eval_runtime.h"
 #include "flow/flow.h"
 #include "sched/sched.h"
+
+#if defined(__GNUC__)
+#define FLOW_NOINLINE __attribute__((noinline))
+#else
+#define FLOW_NOINLINE
+#endif
 
 /* Measurements of one plan's pipeline (profile and trace runs only). */
 typedef struct flow_plan_prof {
@@ -18,6 +27,10 @@ typedef struct flow_plan_prof {
     int order;          /* which pipeline it was to run first (0, 1, ...), -1 before */
     bool stream;        /* it ran over a stream: the input and output rows count */
 } flow_plan_prof;
+
+/* The cells of a stream's output stage (the sink) and input (the source). */
+#define FLOW_OUTPUT_STAGE(pl) ((pl)->nstages)
+#define FLOW_INPUT_STAGE(pl) ((pl)->nstages + 1)
 
 /* How a tuple's items, or a chain of independent lets' bound expressions,
  * run (tasks.c): as ngroups tasks, or (ngroups 0) left to the evaluator.
@@ -63,15 +76,34 @@ struct flow_runtime {
     flow_task_plan **tasks;  /* tuple and let-chain decisions made so far, a hash
                                 table by expression (main thread only) */
     int ntasks, tasks_cap;
-    eval_smap_hook hook;
-    flow_stats stats;
+    eval_runtime_hooks hooks;
+    stc_run_stats stats;     /* what the runtime did (main thread only) */
 };
 
-/* Creates the pool and the worker contexts if not done yet; -1 on OOM. */
+/* Creates the pool and the worker contexts if not done yet; -1 on OOM
+ * (runtime.c). */
 int flow_start_pool(flow_runtime *rt);
 
-/* A sched_pipeline's on_worker: switches the thread to worker's cache. */
+/* A sched_pipeline's on_worker: switches the thread to worker's cache.
+ * The pipeline's ud must start with the runtime's pointer (runtime.c). */
 void flow_on_worker(void *ud, int worker, bool joining);
+
+/* The plan for smap e mapping fn (or thread when fn is NULL), made at its
+ * first use, with its measurements in *prof when profiling or tracing
+ * (else NULL); NULL when out of memory (runtime.c). */
+const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
+                               flow_plan_prof **prof);
+
+/* A plan's stage names and counters (profile or trace runs); -1 when out
+ * of memory, the partial record freed by flow_prof_free (profiling.c). */
+int flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof *pf);
+void flow_prof_free(const flow_plan *pl, flow_plan_prof *pf);
+
+/* The smap and stream hooks (exec.c). */
+int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
+              stc_value *out);
+int flow_stream(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_stream *s,
+                long long *count);
 
 /* The tuple and let hooks (tasks.c). */
 int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);

@@ -46,12 +46,6 @@
  * declined is offered again from its second let, and so on). */
 #define FLOW_LET_CHAIN_MAX 64
 
-#if defined(__GNUC__)
-#define FLOW_NOINLINE __attribute__((noinline))
-#else
-#define FLOW_NOINLINE
-#endif
-
 typedef struct flow_tasks {
     flow_runtime *rt;      /* first: flow_on_worker finds the runtime there */
     const flow_task_plan *plan;
@@ -213,16 +207,16 @@ static void flow_task_release(void *ud, sched_batch *b, int worker)
     (void)worker;
 }
 
-/* A let-tuple's value must have its arity (eval_let checks it before the
- * next let, so its error comes before any later item's). */
+/* A chain's item must fit its let's binders (the evaluator checks that
+ * before the next let, so its error comes before any later item's). */
 static int flow_task_shape(eval_ctx *cx, const flow_task_plan *tp, int i, stc_value *v)
 {
-    const ir_expr *l = tp->lets ? tp->lets[i] : NULL;
-    if (!l || l->kind != IR_LETTUPLE) return 0;
-    if (v->tag == STC_T_TUPLE && val_seq_len(*v) == (size_t)l->u.let.nbinders) return 0;
-    stc_value_release(*v);
-    *v = stc_value_unit();
-    return eval_error(cx, STC_ERUNTIME, l->loc, "internal error: let-tuple arity mismatch");
+    int rc = tp->lets ? eval_let_check(cx, tp->lets[i], *v) : 0;
+    if (rc) {
+        stc_value_release(*v);
+        *v = stc_value_unit();
+    }
+    return rc;
 }
 
 static sched_status flow_task_run(void *ud, int stage, sched_batch *b, int worker)
@@ -243,16 +237,16 @@ static sched_status flow_task_run(void *ud, int stage, sched_batch *b, int worke
         ran++;
         if (eval_expr(cx, tp->items[i], t->fr, &t->out[i]) == 0 && flow_task_shape(cx, tp, i, &t->out[i]) == 0)
             continue;
+        eval_err err = eval_error_take(cx);
         pthread_mutex_lock(&t->lock);
         if (t->err_index < 0 || i < t->err_index) {
             free(t->err.message);
-            t->err = cx->err;
+            t->err = err;
             t->err_index = i;
         } else {
-            free(cx->err.message);
+            free(err.message);
         }
         pthread_mutex_unlock(&t->lock);
-        cx->err = (eval_err){.item = -1};
         /* Not SCHED_STOP: that would drop the groups after this one, but
          * their items may come before the failed one. */
         break;
@@ -276,10 +270,7 @@ static void flow_task_idle(void *ud, int worker, uint64_t t0, uint64_t t1)
 static int flow_task_run_all(flow_runtime *rt, eval_ctx *cx, flow_task_plan *tp, eval_frame *fr, stc_value *out)
 {
     if (flow_start_pool(rt) != 0) return eval_oom(cx, tp->e->loc);
-    for (int i = 0; i < rt->workers; i++) {
-        rt->wcx[i].cx.states = cx->states;
-        rt->wcx[i].cx.cancel = cx->cancel;
-    }
+    for (int i = 0; i < rt->workers; i++) eval_ctx_share(&rt->wcx[i].cx, cx);
     flow_tasks t = {.rt = rt, .plan = tp, .fr = fr, .out = out, .base_depth = cx->depth, .item = cx->item,
                     .thread = cx->thread, .err_index = -1};
     pthread_mutex_init(&t.lock, NULL);
@@ -293,14 +284,7 @@ static int flow_task_run_all(flow_runtime *rt, eval_ctx *cx, flow_task_plan *tp,
     tp->cheap_runs = sched_now_ns() - start < FLOW_TASK_MIN_NS ? tp->cheap_runs + 1 : 0;
     pthread_mutex_destroy(&t.lock);
     rt->stats.task_groups++;
-    if (t.err_index >= 0) {
-        if (cx->err.code == 0) {
-            cx->err = t.err;
-            return cx->err.code;
-        }
-        free(t.err.message);
-        return t.err.code;
-    }
+    if (t.err_index >= 0) return eval_error_adopt(cx, t.err);
     return rc != 0 ? eval_oom(cx, tp->e->loc) : 0;
 }
 
@@ -309,10 +293,10 @@ static int flow_task_run_all(flow_runtime *rt, eval_ctx *cx, flow_task_plan *tp,
 int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     flow_runtime *rt = ud;
-    if (rt->workers < 2) return EVAL_SMAP_DECLINED; /* spare the lookup */
+    if (rt->workers < 2) return EVAL_DECLINED; /* spare the lookup */
     flow_task_plan *tp = flow_task_plan_get(rt, e);
     if (!tp) return eval_oom(cx, e->loc);
-    if (tp->ngroups == 0 || tp->cheap_runs >= FLOW_TASK_CHEAP_RUNS) return EVAL_SMAP_DECLINED;
+    if (tp->ngroups == 0 || tp->cheap_runs >= FLOW_TASK_CHEAP_RUNS) return EVAL_DECLINED;
     stc_value tuple = val_seq_alloc(STC_T_TUPLE, (size_t)tp->n);
     if (tuple.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
     int rc = flow_task_run_all(rt, cx, tp, fr, val_seq_items(tuple));
@@ -322,42 +306,6 @@ int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_val
     }
     *out = tuple;
     return 0;
-}
-
-/* Stores v (owned) in var's slot, as the evaluator's eval_bind does. */
-static void flow_bind(eval_frame *fr, const ir_var *var, stc_value v)
-{
-    if (!var || var->slot < 0) {
-        stc_value_release(v);
-        return;
-    }
-    stc_value_release(fr->slots[var->slot]);
-    fr->slots[var->slot] = v;
-}
-
-/* Binds let l's binders to v (owned), as eval_let does; a let-tuple's
- * value has had its shape checked by its task. */
-static void flow_bind_let(eval_frame *fr, const ir_expr *l, stc_value v)
-{
-    ir_var *const *vars = l->u.let.binders;
-    int n = l->u.let.nbinders;
-    if (l->kind == IR_LET) {
-        flow_bind(fr, n > 0 ? vars[0] : NULL, v);
-        return;
-    }
-    for (int i = 0; i < n; i++) flow_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
-    stc_value_release(v);
-}
-
-/* Ends let l's scope, as eval_let does (eval_unbind). */
-static void flow_unbind_let(eval_frame *fr, const ir_expr *l)
-{
-    for (int i = 0; i < l->u.let.nbinders; i++) {
-        const ir_var *var = l->u.let.binders[i];
-        if (!var || var->slot < 0) continue;
-        stc_value_release(fr->slots[var->slot]);
-        fr->slots[var->slot] = stc_value_unit();
-    }
 }
 
 /* Runs the chain's items as tasks and binds their values in chain order.
@@ -372,17 +320,20 @@ static FLOW_NOINLINE int flow_lets_bind(flow_runtime *rt, eval_ctx *cx, flow_tas
         for (int i = 0; i < tp->n; i++) stc_value_release(vals[i]);
         return rc;
     }
-    for (int i = 0; i < tp->n; i++) flow_bind_let(fr, tp->lets[i], vals[i]);
-    return 0;
+    for (int i = 0; i < tp->n; i++) { /* each checked by its task: binding cannot fail */
+        if (rc == 0) rc = eval_let_bind(cx, tp->lets[i], fr, vals[i]);
+        else stc_value_release(vals[i]);
+    }
+    return rc;
 }
 
 int flow_lets(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     flow_runtime *rt = ud;
-    if (rt->workers < 2) return EVAL_SMAP_DECLINED; /* spare the lookup */
+    if (rt->workers < 2) return EVAL_DECLINED; /* spare the lookup */
     flow_task_plan *tp = flow_task_plan_get(rt, e);
     if (!tp) return eval_oom(cx, e->loc);
-    if (tp->ngroups == 0 || tp->cheap_runs >= FLOW_TASK_CHEAP_RUNS) return EVAL_SMAP_DECLINED;
+    if (tp->ngroups == 0 || tp->cheap_runs >= FLOW_TASK_CHEAP_RUNS) return EVAL_DECLINED;
     int rc = flow_lets_bind(rt, cx, tp, fr);
     if (rc != 0) return rc;
     /* The body, at the depth it has inside the chain's last let; a let in
@@ -391,6 +342,6 @@ int flow_lets(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_valu
     cx->depth += inner;
     rc = eval_expr(cx, tp->lets[inner]->b, fr, out);
     cx->depth -= inner;
-    for (int i = inner; i >= 0; i--) flow_unbind_let(fr, tp->lets[i]);
+    for (int i = inner; i >= 0; i--) eval_let_unbind(fr, tp->lets[i]);
     return rc;
 }

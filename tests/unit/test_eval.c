@@ -9,7 +9,6 @@
 #include <stdlib.h>
 
 #include "eval/eval.h"
-#include "eval/eval_internal.h"
 #include "ir/ir.h"
 #include "test.h"
 #include "value/result.h"

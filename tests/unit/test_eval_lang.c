@@ -8,7 +8,6 @@
 
 #include "api/env.h"
 #include "eval/eval.h"
-#include "eval/eval_internal.h"
 #include "ir/resolve.h"
 #include "ir/types.h"
 #include "lang/lang.h"

@@ -206,6 +206,44 @@ TEST(flow_c_thread_error_in_the_middle_then_rerun)
     stc_env_free(env);
 }
 
+/* A g x h C thread of 17 inputs, split by the runtime: output_fn gets the
+ * tuple of its inputs as the whole call would (the runtime once refused
+ * more than 16). */
+static int c_sum(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)cx;
+    int64_t sum = 0;
+    for (size_t i = 0; i < stc_value_len(*in); i++) sum += stc_value_at(*in, i).as.i;
+    if (state) ((cstate *)state)->v = (((cstate *)state)->v * 3 + 1) % 1000003;
+    *out = stc_value_int(sum);
+    return 0;
+}
+static int c_sum_state(void *state, stc_ctx *cx)
+{
+    (void)cx;
+    ((cstate *)state)->v = (((cstate *)state)->v * 3 + 1) % 1000003;
+    return 0;
+}
+
+TEST(flow_c_split_thread_of_many_inputs)
+{
+    stc_env *env = stc_env_new();
+    char type[256] = "(int";
+    for (int i = 1; i < 17; i++) strcat(type, ", int");
+    strcat(type, ") -> int");
+    stc_thread_def d = {.name = "csum", .fn = c_sum, .output_fn = c_sum, .state_fn = c_sum_state, .type = type,
+                        .state_type = "int", .state_size = sizeof(cstate), .state_init = c_init,
+                        .state_to_value = c_to_value, .access = STC_INDEPENDENT};
+    CHECK_INT(stc_env_add_thread(env, &d), 0);
+    stc_program *prog = flow_compile(env,
+        "thread s = csum init 0\n"
+        "main = smap(fn x => s(x, x + 1, x + 2, x + 3, x + 4, x + 5, x + 6, x + 7, x + 8, x + 9, x + 10, x + 11,"
+        " x + 12, x + 13, x + 14, x + 15, x + 16), range(0, 200))\n");
+    if (prog) flow_check_modes(prog, "{\"result\": [136, 153,");
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
 TEST(flow_more_stages_than_workers)
 {
     stc_env *env = stc_env_new();

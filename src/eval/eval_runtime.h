@@ -1,0 +1,292 @@
+/* eval_runtime.h - the reference evaluator as the parallel runtime
+ * (src/flow) sees it: the points where the evaluator offers work to the
+ * runtime, the evaluation context a worker runs in, and the evaluator's own
+ * code for the pieces of the language a plan's steps run one at a time.
+ * Everything the runtime evaluates goes through these calls, so the
+ * language has one definition (docs/DESIGN.md 2); the rest of the evaluator
+ * is private to src/eval (eval_internal.h).
+ *
+ * Ownership: a function that yields a value stores an owned reference in
+ * *out (left unit on error).  Functions taking `stc_value *args` consume
+ * the args, on success and on error alike.  Every function returns 0 or a
+ * negative stc error code after recording the error in the context
+ * (eval_error). */
+#ifndef STC_EVAL_RUNTIME_H
+#define STC_EVAL_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ir/ir.h"
+#include "stc.h"
+#include "value/value.h"
+
+/* Evaluation depth limit.  Depth counts one unit per nested eval_expr
+ * activation of a non-leaf node plus one per function application (a
+ * top-level fun, a lambda or a lang thread's fun, including smap's per-item
+ * application).  The check happens at each application: when the depth on
+ * entry has reached EVAL_MAX_DEPTH the error "call depth limit exceeded"
+ * (STC_ELIMIT) is raised at the call.  A recursive function typically
+ * spends 3-6 units per level.  The limit is a property of the program only:
+ * a runtime that starts evaluating in the middle of a program must set
+ * cx->depth to the depth the reference evaluator has there to hit the
+ * limit at the same point. */
+#define EVAL_MAX_DEPTH 50000
+
+typedef struct eval_stream eval_stream; /* a stream program's input and output */
+
+/* A thread's state during a run. */
+typedef struct eval_tstate {
+    stc_value value; /* THREAD_LANG: the current state (owned) */
+    void *cstate;    /* THREAD_C: def->state_size bytes, initialised; NULL before */
+    bool ready;      /* initialised (C: state_init succeeded; free with state_free) */
+} eval_tstate;
+
+/* The per-call context handed to a C thread (public opaque type). */
+struct stc_ctx {
+    const stc_thread_def *def;
+    char *message; /* the first stc_ctx_error message, malloc'd */
+    bool error_oom;
+};
+
+/* The first error of an evaluation.  Taken out of a context
+ * (eval_error_take), its message belongs to the holder (free it). */
+typedef struct eval_err {
+    int code;           /* 0 = none */
+    char *message;      /* malloc'd; NULL if formatting ran out of memory */
+    ir_loc loc;
+    const char *thread; /* borrowed from the IR (a thread name) or NULL */
+    long long item;     /* innermost smap item, -1 outside smap */
+} eval_err;
+
+/* ---- Where the evaluator offers work to the runtime ----------------------- */
+
+/* A hook declines: the evaluator does the work itself, as without hooks. */
+#define EVAL_DECLINED 1
+
+struct eval_ctx;
+struct eval_frame;
+
+/* The items an smap maps: a list's items (borrowed), or, when items is
+ * NULL, the ints start, start+1, ... of `smap(f, range(a, b))`, which the
+ * runtime need not build as a list. */
+typedef struct eval_items {
+    const stc_value *items;
+    int64_t start;
+    size_t n;
+} eval_items;
+
+/* The points at which the evaluator offers work to the parallel runtime,
+ * set only on main's context (eval_run_hooked; a worker's context has
+ * none, so what a worker evaluates runs there, sequentially).  Each hook
+ * returns 0 having done the work (its value in *out), a negative error code
+ * after recording the error in cx, or EVAL_DECLINED.  Every hook but smap
+ * is optional (NULL). */
+typedef struct eval_runtime_hooks {
+    /* Every smap main reaches, after its function (fnv, or the thread index
+     * `thread` >= 0) and its items xs are evaluated, both borrowed: *out
+     * is the result list. */
+    int (*smap)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
+                const eval_items *xs, stc_value *out);
+    /* The streamed smap e of main over the input stream s: pull items
+     * with eval_stream_pull, deliver results with eval_stream_push;
+     * *count is the items read. */
+    int (*stream)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
+                  const eval_stream *s, long long *count);
+    /* Every tuple expression e (in frame fr) main evaluates, to run its
+     * items as parallel tasks. */
+    int (*tuple)(void *ud, struct eval_ctx *cx, const ir_expr *e, struct eval_frame *fr, stc_value *out);
+    /* Every let or let-tuple e (in frame fr) main evaluates, to run it with
+     * the independent lets below it as parallel tasks: on 0 it has bound
+     * them (eval_let_bind), evaluated the body into *out and unbound them
+     * (eval_let_unbind), as the evaluator would. */
+    int (*lets)(void *ud, struct eval_ctx *cx, const ir_expr *e, struct eval_frame *fr, stc_value *out);
+    void *ud;
+} eval_runtime_hooks;
+
+/* ---- Contexts and frames ------------------------------------------------------ */
+
+/* All of an evaluation's state (no globals): several workers evaluate at
+ * once, each in a context of its own over the same read-only IR.  The
+ * thread states may be shared between contexts as long as each thread's
+ * state is used by one context at a time.  The runtime sets depth, item,
+ * thread and stack_base itself before each piece of work (they are plain
+ * fields so that doing so per item costs nothing). */
+typedef struct eval_ctx {
+    const ir_program *p;
+    const stc_cancel *cancel;        /* NULL, or checked at every call and smap item */
+    const eval_runtime_hooks *hooks; /* NULL: everything runs here, sequentially */
+    eval_tstate *states;  /* p->nthreads entries */
+    int depth;            /* see EVAL_MAX_DEPTH */
+    uintptr_t stack_base; /* where the current C stack segment began; 0: set at the
+                             next eval_expr.  Reset it to 0 before using the context
+                             on another thread (one thread at a time). */
+    int seg_level;        /* stack segments in use below this one */
+    void **seg_stacks;    /* cached segment stacks (EVAL_SEGMENT_STACK bytes each) */
+    int nseg_stacks;
+    const char *thread;   /* innermost running thread (name) or NULL: errors name it */
+    long long item;       /* innermost smap item index or -1: errors name it */
+    eval_err err;
+} eval_ctx;
+
+/* A function activation: its slots (ir_resolve's layout: captures, params,
+ * binders, then whatever temporaries the runtime adds); fn is NULL for main
+ * and init expressions. */
+typedef struct eval_frame {
+    stc_value *slots;
+    const ir_fun *fn;
+} eval_frame;
+
+void eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states);
+/* Frees the recorded error message and the cached stack segments (states
+ * are not touched). */
+void eval_ctx_fini(eval_ctx *cx);
+/* Prepares a worker's context wcx to run work that main's context cx
+ * offered: the same thread states and cancel flag. */
+void eval_ctx_share(eval_ctx *wcx, const eval_ctx *cx);
+
+/* ---- Errors ------------------------------------------------------------------ */
+
+/* Records an error (only the first one counts) at loc with the context's
+ * current thread and item; returns code. */
+int eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Records "out of memory" (STC_ENOMEM) at loc; returns STC_ENOMEM. */
+int eval_oom(eval_ctx *cx, ir_loc loc);
+/* STC_ECANCELED recorded at loc if the run's cancel flag is raised, else 0. */
+int eval_check_cancel(eval_ctx *cx, ir_loc loc);
+/* Moves cx's error out; cx is left without one, ready for more work. */
+eval_err eval_error_take(eval_ctx *cx);
+/* Makes err (taken from another context) cx's error, unless cx has one
+ * already (then err's message is freed); returns err's code. */
+int eval_error_adopt(eval_ctx *cx, eval_err err);
+
+/* ---- The language, piece by piece --------------------------------------------- */
+
+/* Evaluates e in frame fr. */
+int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* Moves nargs args into the k values dst[0..k-1] as a function of k params
+ * takes them (docs/LANGUAGE.md 4): k args pass directly; one k-tuple to k >= 2
+ * params is destructured; the args of a 1-param function called with
+ * k != 1 args are packed into a tuple (unit for none); a 0-param function
+ * ignores a unit arg.  what names the callee in the internal error for an
+ * impossible count.  Consumes args. */
+int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_value *args,
+                    stc_value *dst, ir_loc loc);
+
+/* Stores v (owned) in var's slot; a NULL var (e.g. `_`) drops v. */
+static inline void eval_bind(eval_frame *fr, const ir_var *var, stc_value v)
+{
+    if (!var || var->slot < 0) {
+        stc_value_release(v);
+        return;
+    }
+    stc_value_release(fr->slots[var->slot]);
+    fr->slots[var->slot] = v;
+}
+
+/* Ends the scope of binders vars[0..n-1]: their slots go back to unit,
+ * dropping the values as early as possible. */
+static inline void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!vars[i] || vars[i]->slot < 0) continue;
+        stc_value_release(fr->slots[vars[i]->slot]);
+        fr->slots[vars[i]->slot] = (stc_value){.tag = STC_T_UNIT};
+    }
+}
+
+/* Let e (IR_LET or IR_LETTUPLE) and the value v of its bound expression:
+ * eval_let_check says whether v fits the binders (a let-tuple's value is a
+ * tuple of its arity; the error otherwise, v borrowed); eval_let_bind binds
+ * them in fr (checked the same way; consumes v); eval_let_unbind ends their
+ * scope.  Inline: the runtime's steps bind a let-tuple per item. */
+int eval_let_error(eval_ctx *cx, const ir_expr *e);
+static inline int eval_let_check(eval_ctx *cx, const ir_expr *e, stc_value v)
+{
+    if (e->kind != IR_LETTUPLE || (v.tag == STC_T_TUPLE && val_seq_len(v) == (size_t)e->u.let.nbinders)) return 0;
+    return eval_let_error(cx, e);
+}
+
+static inline int eval_let_bind(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value v)
+{
+    int n = e->u.let.nbinders;
+    ir_var *const *vars = e->u.let.binders;
+    if (e->kind == IR_LET) {
+        eval_bind(fr, n > 0 ? vars[0] : NULL, v);
+        return 0;
+    }
+    int rc = eval_let_check(cx, e, v);
+    for (int i = 0; rc == 0 && i < n; i++) eval_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
+    stc_value_release(v);
+    return rc;
+}
+
+static inline void eval_let_unbind(eval_frame *fr, const ir_expr *e)
+{
+    eval_unbind(fr, e->u.let.binders, e->u.let.nbinders);
+}
+
+/* The branch if e takes on condition c: *then, or the error for a
+ * non-bool. */
+int eval_if_error(eval_ctx *cx, const ir_expr *e);
+static inline int eval_if_test(eval_ctx *cx, const ir_expr *e, stc_value c, bool *then)
+{
+    if (c.tag != STC_T_BOOL) return eval_if_error(cx, e);
+    *then = c.as.b;
+    return 0;
+}
+
+/* The first alternative of case e that v (borrowed) matches, in *alt, with
+ * its binders bound in fr; or the error "no case alternative matches". */
+int eval_case_select(eval_ctx *cx, const ir_expr *e, stc_value v, eval_frame *fr, int *alt);
+
+/* Calls C thread t on the input *in (borrowed: the arg, or the tuple of the
+ * args) with its state, and checks its output against the thread's
+ * declared type; errors name the thread.  The thread's state must be ready,
+ * as every state is while main runs (eval_states_init succeeded).  Inline:
+ * the runtime's steps call C threads per item; what is not the common case
+ * (a failure, a message, an output that is not a scalar of the declared
+ * type) goes to eval_call_c_rest with the call's outcome. */
+int eval_call_c_rest(eval_ctx *cx, int t, ir_loc loc, int code, stc_ctx *ccx, stc_value v, stc_value *out);
+static inline int eval_call_c(eval_ctx *cx, int t, const stc_value *in, ir_loc loc, stc_value *out)
+{
+    const ir_thread *th = cx->p->threads[t];
+    struct stc_ctx ccx = {.def = th->cdef};
+    stc_value v = {.tag = STC_T_UNIT};
+    int code = th->cdef->fn(cx->states[t].cstate, in, &v, &ccx);
+    const ir_type *ty = th->out_type ? ir_type_resolve(th->out_type) : NULL;
+    if (code >= 0 && !ccx.message && ty &&
+        ((ty->kind == TY_INT && v.tag == STC_T_INT) || (ty->kind == TY_FLOAT && v.tag == STC_T_FLOAT) ||
+         (ty->kind == TY_BOOL && v.tag == STC_T_BOOL))) {
+        *out = v;
+        return 0;
+    }
+    return eval_call_c_rest(cx, t, loc, code, &ccx, v, out);
+}
+
+/* A g x h thread t (output independent of the state, new state independent
+ * of the input; flow/compile.c splits its calls in two): with out, the
+ * output part on the nargs inputs slots[args[0..nargs-1]] (borrowed);
+ * without (out NULL), the state part, which replaces t's state.  As the
+ * whole call would do it: the inputs adapted, the depth limit checked,
+ * errors naming the thread. */
+int eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int *args, int nargs, ir_loc loc,
+                          stc_value *out);
+
+/* ---- Streams (stream.c) ---------------------------------------------------------- */
+
+/* eval_stream_pull reads input item `index`: 1 with the item in *item
+ * (owned), 0 at the end, or a negative code with the error recorded in cx
+ * (a failing source, an item of the wrong type, a cancel while the source
+ * waits).  eval_stream_push hands result `index` (borrowed) to the sink:
+ * 0 or a negative code with the error recorded. */
+int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_value *item);
+int eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_value v);
+
+#endif

@@ -1,0 +1,88 @@
+/* job.h - one smap run on the pipeline, shared by the files that run it:
+ * exec.c (the job, its source and release), steps.c (its stages: a plan's
+ * steps over a batch's items) and profiling.c (their counters). */
+#ifndef STC_FLOW_JOB_H
+#define STC_FLOW_JOB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "flow/flow_internal.h"
+#include "sched/sched.h"
+
+/* A batch of items (sched_batch.data), in one block: see flow_batch_get. */
+typedef struct flow_batch {
+    size_t first;       /* list index of item 0 */
+    size_t cap;         /* items the block has room for (n <= cap) */
+    struct flow_batch *next_spare; /* in flow_job.spare */
+    int n;
+    bool loaded;        /* frames filled (by stage 0) */
+    uint64_t busy_ns;   /* stage time spent on it */
+    stc_value *in;      /* streams: per item, the input until stage 0 loads it */
+    uint8_t *dead;      /* per item: failed, or after a failure */
+    uint8_t *flags;     /* per item: plan->nflags branch flags */
+    stc_value *slots;   /* per item: plan->nslots */
+} flow_batch;
+
+/* One smap run. The fields above the line are read-only during the run. */
+typedef struct flow_job {
+    flow_runtime *rt;         /* first: flow_on_worker finds the runtime there */
+    const flow_plan *plan;
+    const stc_value *caps;    /* the closure's captures (borrowed by every frame) */
+    int ncaps;
+    const stc_value *items;   /* NULL: the ints start, start + 1, ... (or a stream) */
+    int64_t start;
+    size_t n;                 /* items (SIZE_MAX for a stream) */
+    const eval_stream *stream; /* non-NULL: items come from its source, results go
+                                  to its sink in the extra serial stage plan->nstages */
+    stc_value *out;           /* result list items; item i written by its batch's release */
+    int base_depth;
+    ir_loc loc;
+    const char *thread;       /* the thread running the smap, if any (for errors) */
+    flow_plan_prof *prof;     /* NULL unless profiling or tracing */
+    /* Branch stages a batch may skip (sched_batch.skip): for stage t,
+     * decided_at[t] is the stage after which it is known whether any item
+     * of a batch needs it (-1: always needed), and its guard flags are
+     * skip_flags[skip_first[t] .. skip_first[t + 1]). */
+    int *decided_at, *skip_first, *skip_flags;
+    /* ---- */
+    size_t next;              /* next item to hand out (the source is serial) */
+    bool src_end, src_failed; /* streams: the source ended / failed (the source's) */
+    atomic_uint_fast64_t ns_per_item; /* atomic: cost estimate, 0 = unknown */
+    atomic_llong live;        /* atomic: items in batches not yet released */
+    atomic_llong peak;        /* atomic */
+    pthread_mutex_t err_lock;
+    long long err_index;      /* earliest failing item, -1 (err_lock) */
+    /* Released batch blocks, for the source to reuse: one block per token
+     * at most, so a stream's memory does not creep as glibc places blocks
+     * of ever-changing sizes (the batch size adapts) among the values. */
+    pthread_mutex_t spare_lock;
+    flow_batch *spare;        /* (spare_lock) */
+    eval_err err;             /* its error (err_lock) */
+} flow_job;
+
+static inline uint64_t flow_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Keeps the error in cx (taken: cx is ready for the next item) as the
+ * job's if item index is the earliest failing so far (exec.c). */
+void flow_record_error(flow_job *job, eval_ctx *cx, long long index);
+
+/* The pipeline's stage function (sched_pipeline.run; steps.c): stage
+ * `stage` of the plan over batch sb, or a stream's output stage
+ * (FLOW_OUTPUT_STAGE). */
+sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
+
+/* Accounts an activation of stage (FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE
+ * included) by worker from t0 to t1, over nran items of batch seq, in the
+ * profile and the trace; job->prof is set (profiling.c). */
+void flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint64_t t0, uint64_t t1, int nran,
+                    uint64_t seq);
+
+#endif

@@ -1,0 +1,126 @@
+/* runtime.c - the parallel runtime object (flow.h): its options, the worker
+ * pool and the workers' evaluation contexts and value caches, the plans
+ * made so far, the hooks it gives the evaluator and the run's stats.  The
+ * work offered through the hooks runs in exec.c (smaps) and tasks.c
+ * (tuples and lets). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/flow_internal.h"
+#include "value/cache.h"
+
+#define FLOW_DEFAULT_CAPACITY 1024     /* items per batch at most */
+
+flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
+{
+    if (o->workers < 1 || o->queue_capacity < 0 || o->max_batches < 0) return NULL;
+    flow_runtime *rt = calloc(1, sizeof *rt);
+    if (!rt) return NULL;
+    rt->p = p;
+    rt->perturb_seed = o->perturb_seed;
+    rt->watchdog_ms = o->watchdog_ms;
+    rt->profile = o->profile;
+    rt->trace = o->trace;
+    rt->pool = o->pool;
+    rt->workers = o->workers;
+    rt->capacity = o->queue_capacity ? o->queue_capacity : FLOW_DEFAULT_CAPACITY;
+    rt->max_batches = o->max_batches;
+    rt->stats.workers = o->workers;
+    rt->hooks = (eval_runtime_hooks){.smap = flow_smap, .stream = flow_stream, .tuple = flow_tuple,
+                                     .lets = flow_lets, .ud = rt};
+    if (!(rt->fi = flow_info_new(p))) {
+        free(rt);
+        return NULL;
+    }
+    return rt;
+}
+
+void flow_runtime_free(flow_runtime *rt)
+{
+    if (!rt) return;
+    if (rt->own_pool) sched_pool_free(rt->pool);
+    for (int i = 0; rt->caches && i < rt->workers; i++) val_cache_free(rt->caches[i]);
+    val_depot_free(rt->depot);
+    free(rt->caches);
+    free(rt->outer_caches);
+    for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i].cx);
+    free(rt->wcx);
+    for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);
+    free(rt->profs);
+    free(rt->plans);
+    free(rt->tasks); /* the plans are in fi->mem */
+    flow_info_free(rt->fi);
+    free(rt);
+}
+
+const eval_runtime_hooks *flow_runtime_hooks(flow_runtime *rt) { return &rt->hooks; }
+
+stc_run_stats flow_runtime_stats(const flow_runtime *rt) { return rt->stats; }
+
+int flow_start_pool(flow_runtime *rt)
+{
+    if (!rt->wcx) {
+        rt->wcx = aligned_alloc(64, (size_t)rt->workers * sizeof *rt->wcx);
+        if (!rt->wcx) return -1;
+        for (int i = 0; i < rt->workers; i++) eval_ctx_init(&rt->wcx[i].cx, rt->p, NULL);
+    }
+    if (!rt->caches) {
+        rt->caches = calloc((size_t)rt->workers, sizeof *rt->caches);
+        rt->outer_caches = calloc((size_t)rt->workers, sizeof *rt->outer_caches);
+        if (!rt->caches || !rt->outer_caches) {
+            free(rt->caches);
+            free(rt->outer_caches);
+            rt->caches = rt->outer_caches = NULL;
+            return -1;
+        }
+        /* A worker without a cache (out of memory) just uses malloc. */
+        rt->depot = val_depot_new();
+        for (int i = 0; i < rt->workers; i++) rt->caches[i] = val_cache_new(rt->depot);
+    }
+    if (!rt->pool) {
+        rt->pool = sched_pool_new(rt->workers);
+        rt->own_pool = true;
+    }
+    return rt->pool ? 0 : -1;
+}
+
+void flow_on_worker(void *ud, int worker, bool joining)
+{
+    flow_runtime *rt = *(flow_runtime **)ud; /* every job's ud starts with its runtime */
+    if (joining) rt->outer_caches[worker] = val_cache_use(rt->caches[worker]);
+    else val_cache_use(rt->outer_caches[worker]);
+}
+
+const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
+                               flow_plan_prof **prof)
+{
+    *prof = NULL;
+    for (int i = 0; i < rt->nplans; i++) {
+        const flow_plan *pl = rt->plans[i];
+        if (pl->smap == e && pl->fn == fn && (fn || pl->thread == thread)) {
+            if (rt->profs) *prof = &rt->profs[i];
+            return pl;
+        }
+    }
+    if (rt->nplans == rt->plans_cap) {
+        int ncap = rt->plans_cap ? 2 * rt->plans_cap : 8;
+        flow_plan **n = realloc(rt->plans, (size_t)ncap * sizeof *n);
+        if (!n) return NULL;
+        rt->plans = n;
+        if (rt->profile || rt->trace) {
+            flow_plan_prof *np = realloc(rt->profs, (size_t)ncap * sizeof *np);
+            if (!np) return NULL;
+            rt->profs = np;
+        }
+        rt->plans_cap = ncap;
+    }
+    flow_plan *pl = flow_plan_build(rt->fi, e, fn, thread);
+    if (!pl) return NULL;
+    if ((rt->profile || rt->trace) && flow_prof_init(rt, pl, &rt->profs[rt->nplans]) != 0) {
+        flow_prof_free(pl, &rt->profs[rt->nplans]);
+        return NULL;
+    }
+    if (rt->profs) *prof = &rt->profs[rt->nplans];
+    rt->plans[rt->nplans++] = pl;
+    return pl;
+}

@@ -1,0 +1,197 @@
+/* steps.c - the pipeline's stages: a plan's steps run on each item of a
+ * batch, the branch stages a batch may skip, and a stream's output stage.
+ *
+ * Every item has its own frame of slots (the function's, then the plan's
+ * temporaries) and branch flags; a step evaluates one piece of the body
+ * into a slot, in the reference evaluator's order.  What a step computes is
+ * always the evaluator's own code (eval_runtime.h): an expression, a let's
+ * binding, an if's or a case's choice, a C thread call, a g x h thread's
+ * part.  So the steps decide nothing about the language, only where each
+ * piece runs.  This is the per-item path: the stage function, the item
+ * loop and the steps stay in one file so that they compile as one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/job.h"
+#include "value/value.h"
+
+static void flow_store(stc_value *slot, stc_value v)
+{
+    stc_value_release(*slot);
+    *slot = v;
+}
+
+/* A let-tuple's binding: the tuple's slot is this step's alone, so the
+ * tuple is moved to the binding, not counted.  Out of line: inlined, its
+ * loop costs the item loop registers (about 1% more instructions per item
+ * on a step-heavy body). */
+FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, eval_frame *fr)
+{
+    stc_value t = fr->slots[s->src];
+    fr->slots[s->src] = stc_value_unit();
+    return eval_let_bind(cx, s->e, fr, t);
+}
+
+static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, uint8_t *flags)
+{
+    stc_value *slots = fr->slots, v;
+    int rc;
+    cx->depth = job->base_depth + s->depth;
+    switch (s->kind) {
+    case FS_EVAL:
+        if ((rc = eval_expr(cx, s->e, fr, &v))) return rc;
+        if (s->dst >= 0) flow_store(&slots[s->dst], v);
+        else stc_value_release(v);
+        return 0;
+    case FS_SELECT_IF: {
+        bool then = false;
+        if ((rc = eval_if_test(cx, s->e, slots[s->src], &then))) return rc;
+        flags[s->flag0 + (then ? 0 : 1)] = 1;
+        return 0;
+    }
+    case FS_SELECT_CASE: {
+        int alt;
+        if ((rc = eval_case_select(cx, s->e, slots[s->src], fr, &alt))) return rc;
+        flags[s->flag0 + alt] = 1;
+        return 0;
+    }
+    case FS_DESTRUCT: return flow_destruct(cx, s, fr);
+    case FS_SPLIT_OUT:
+        if ((rc = eval_call_thread_part(cx, s->thread, slots, s->args, s->nargs, s->e->u.call.callee_loc, &v)))
+            return rc;
+        flow_store(&slots[s->dst], v);
+        return 0;
+    case FS_SPLIT_STATE:
+        return eval_call_thread_part(cx, s->thread, slots, NULL, 0, s->e->u.call.callee_loc, NULL);
+    case FS_CALL_C:
+        if ((rc = eval_call_c(cx, s->thread, &slots[s->args[0]], s->e->u.call.callee_loc, &v))) return rc;
+        flow_store(&slots[s->dst], v);
+        return 0;
+    }
+    return eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: bad step");
+}
+
+/* Fills item i's frame: captures (borrowed), then the parameters. */
+static int flow_load(flow_job *job, eval_ctx *cx, flow_batch *b, int i, stc_value *slots)
+{
+    const flow_plan *pl = job->plan;
+    for (int j = 0; j < pl->nslots; j++) slots[j] = stc_value_unit();
+    for (int j = 0; j < job->ncaps; j++) slots[j] = job->caps[j];
+    stc_value arg;
+    if (job->stream) {
+        arg = b->in[i];
+        b->in[i] = stc_value_unit();
+    } else {
+        arg = job->items ? stc_value_retain(job->items[cx->item])
+                         : stc_value_int((int64_t)((uint64_t)job->start + (uint64_t)cx->item));
+    }
+    if (!pl->fn) {
+        slots[0] = arg;
+        return 0;
+    }
+    if (pl->fn->nparams == 1) {
+        slots[job->ncaps] = arg;
+        return 0;
+    }
+    return eval_adapt_args(cx, pl->fn->name, (size_t)pl->fn->nparams, 1, &arg, slots + job->ncaps, job->loc);
+}
+
+/* Runs plan stage `stage` over the batch's live items on worker context cx,
+ * loading their frames first if the batch is not loaded yet.  An item that
+ * fails ends itself and the items after it in the batch (dead), its error
+ * recorded; then it returns SCHED_STOP.  *nran: the items the stage did
+ * something for. */
+static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flow_batch *b, int *nran_out)
+{
+    const flow_plan *pl = job->plan;
+    const flow_stage *st = &pl->stages[stage];
+    sched_status status = SCHED_CONTINUE;
+    int nran = 0; /* items this stage did something for (a branch skips the others) */
+    for (int i = 0; i < b->n; i++) {
+        if (b->dead[i]) continue;
+        stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
+        uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
+        eval_frame fr = {slots, pl->fn};
+        cx->item = (long long)(b->first + (size_t)i);
+        cx->thread = job->thread;
+        int rc = cx->cancel ? eval_check_cancel(cx, job->loc) : 0;
+        if (rc == 0 && !b->loaded) rc = flow_load(job, cx, b, i, slots);
+        bool ran = false;
+        for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
+            const flow_step *s = &pl->steps[k];
+            if (s->guard < 0 || flags[s->guard]) {
+                rc = flow_step_run(job, cx, s, &fr, flags);
+                ran = true;
+            }
+        }
+        nran += ran;
+        if (rc) {
+            eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
+            flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            status = SCHED_STOP;
+        }
+    }
+    *nran_out = nran;
+    return status;
+}
+
+/* ---- The stage function ----------------------------------------------------------- */
+
+/* A stream's last stage (serial): the batch's results to the sink, in order. */
+static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int worker, uint64_t seq)
+{
+    const flow_plan *pl = job->plan;
+    uint64_t t0 = job->prof ? flow_now_ns() : 0;
+    sched_status status = SCHED_CONTINUE;
+    int nran = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->dead[i]) continue;
+        long long index = (long long)(b->first + (size_t)i);
+        nran++;
+        if (eval_stream_push(cx, job->stream, index, b->slots[(size_t)i * (size_t)pl->nslots + (size_t)pl->result])) {
+            flow_record_error(job, cx, index);
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            status = SCHED_STOP;
+            break;
+        }
+    }
+    if (job->prof) flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
+    return status;
+}
+
+/* After stage s: the branch stages none of the batch's items is routed to. */
+static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sched_batch *sb)
+{
+    const flow_plan *pl = job->plan;
+    for (int t = s + 1; t < pl->nstages && t < 64; t++) {
+        if (job->decided_at[t] != s) continue;
+        bool needed = false;
+        for (int i = 0; i < b->n && !needed; i++) {
+            if (b->dead[i]) continue;
+            const uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
+            for (int k = job->skip_first[t]; k < job->skip_first[t + 1] && !needed; k++)
+                needed = flags[job->skip_flags[k]] != 0;
+        }
+        if (!needed) sb->skip |= (uint64_t)1 << t;
+    }
+}
+
+sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
+{
+    flow_job *job = ud;
+    flow_batch *b = sb->data;
+    eval_ctx *cx = &job->rt->wcx[worker].cx;
+    if (stage == job->plan->nstages) return flow_output(job, cx, b, worker, sb->seq);
+    cx->stack_base = 0; /* this activation may run on another thread than the last */
+    uint64_t t0 = flow_now_ns();
+    int nran;
+    sched_status status = flow_stage_items(job, cx, stage, b, &nran);
+    b->loaded = true; /* frames of items that died before loading hold units: harmless */
+    if (job->decided_at) flow_mark_skips(job, b, stage, sb);
+    uint64_t t1 = flow_now_ns();
+    b->busy_ns += t1 - t0;
+    if (job->prof) flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
+    return status;
+}
+
