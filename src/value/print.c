@@ -1,5 +1,6 @@
 /* print.c - values as STCLang text and as JSON. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,13 @@ void val_print_float(buf *b, double f)
     if (isnan(f)) { buf_puts(b, "nan"); return; }
     if (isinf(f)) { buf_puts(b, f < 0 ? "-inf" : "inf"); return; }
     char tmp[40];
-    for (int prec = 15; prec <= 17; prec++) {
+    /* A decimal of at most 15 digits survives the trip through a normal
+     * double (DBL_DIG), so %.15g (which drops trailing zeros) is already
+     * the shortest form when one of at most 15 digits exists. Subnormals
+     * carry fewer significant bits: 5e-324 prints as
+     * 4.94065645841247e-324 at 15 digits, so their search starts at 1. */
+    int first = f != 0.0 && fabs(f) < DBL_MIN ? 1 : 15;
+    for (int prec = first; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, f);
         if (strtod(tmp, NULL) == f) break;
     }
