@@ -373,6 +373,14 @@ TEST(strings_big_inputs)
     ts_expect(TS_REP "main = len(str(smap(fn i => (i, str(i)), range(0, 20000))))", "337780", __LINE__);
 }
 
+/* No text passes 1 GiB (docs/LANGUAGE.md section 7): concat checks the
+ * length before it copies. Peak about 1 GiB: two 512 MiB strings. */
+TEST(strings_concat_limit)
+{
+    ts_expect(TS_REP "main = let s = rep(\"x\", 29) in let t = concat(s, \"y\") in len(concat(t, s))",
+              "2:62: concat: result too long (over 1073741824 bytes)", __LINE__);
+}
+
 TEST(strings_runtime_agrees_with_reference)
 {
     const char *src =
