@@ -265,7 +265,7 @@ TEST(strings_parse_float_specials)
     ts_expect("main = (parse_float(\"inf\"), parse_float(\"-inf\"), parse_float(\"+inf\"), parse_float(\"1e400\"))",
               "(inf, -inf, inf, inf)", __LINE__);
     ts_expect("main = (parse_float(\"1e-400\"), parse_float(\"-1e-400\"), parse_float(\"-0\"), parse_float(\"5e-324\"))",
-              "(0.0, -0.0, -0.0, 4.94065645841247e-324)", __LINE__);
+              "(0.0, -0.0, -0.0, 5e-324)", __LINE__);
     ts_expect("main = let x = parse_float(\"nan\") in (x != x, str(x), parse_float(\"-nan\") != x)",
               "(true, \"nan\", true)", __LINE__);
     const char *bad[] = {"nan(1)", "infinity", "Inf", "NAN", "0x10", "1e5x", "+", "--1", "1e+", ".e1", " 1"};
