@@ -70,6 +70,7 @@ static void diags_caret(buf *b, const stc_diags *d, int line, int col)
     for (int l = 1; l < line && p < end; p++)
         if (*p == '\n') l++;
     if (p >= end && line > 1) return;
+    if (line == 1 && d->src_len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3; /* the lexer skips a BOM */
     const char *e = p;
     while (e < end && *e != '\n' && *e != '\r') e++;
     buf_putc(b, ' ');

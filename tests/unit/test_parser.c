@@ -556,7 +556,7 @@ TEST(parser_error_messages)
     CHECK_ERRORS("main = fn x = 1", "1:13: expected '=>' after the parameters of 'fn', found '='");
     CHECK_ERRORS("main = not", "1:11: expected an expression, found end of input");
     CHECK_ERRORS("main = inl", "1:11: expected an expression, found end of input");
-    CHECK_ERRORS("main = f(x)(y)", "1:12: expected a declaration ('fun', 'thread' or 'main ='), found '('");
+    CHECK_ERRORS("main = f(x)(y)", "1:12: calling the result of a call is not supported (bind it first: let g = f(x) in g(y))");
     CHECK_ERRORS("main = thread", "1:8: expected an expression, found 'thread'");
     CHECK_ERRORS("main = averyveryverylongidentifiername_abcdefgh +",
                  "1:50: expected an expression, found end of input");
