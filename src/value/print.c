@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "value/value.h"
 
 void val_print_float(buf *b, double f)
@@ -45,8 +46,22 @@ static void val_print_string(buf *b, const char *s, size_t len, bool json, size_
         case '\t': buf_puts(b, "\\t"); break;
         case '\r': buf_puts(b, "\\r"); break;
         default:
-            if (c < 0x20 || c == 0x7f) buf_printf(b, json ? "\\u%04x" : "\\x%02x", c);
-            else buf_putc(b, (char)c);
+            if (c < 0x20 || c == 0x7f) {
+                buf_printf(b, json ? "\\u%04x" : "\\x%02x", c);
+            } else if (c < 0x80 || !json) {
+                buf_putc(b, (char)c);
+            } else {
+                /* JSON text is UTF-8: well-formed sequences are copied, any
+                 * ill-formed part is one U+FFFD (docs/LANGUAGE.md section 9). */
+                bool ok;
+                size_t n = utf8_scan((const unsigned char *)s + i, len - i, &ok);
+                if (!ok) {
+                    buf_puts(b, "\\ufffd");
+                } else {
+                    buf_put(b, s + i, n);
+                }
+                i += n - 1;
+            }
         }
     }
     buf_putc(b, '"');
