@@ -9,7 +9,8 @@
  *   stc --version | version
  *
  * Options and FILE may come in any order after the command; `--` ends the
- * options (so a file may start with '-'); `-` alone is standard input.
+ * options (so a file may start with '-'); `-` alone is standard input
+ * (as FILE: the program; then a stream program's lines need --input).
  * Both `--workers N` and `--workers=N` are accepted. */
 #include "args.h"
 
@@ -165,7 +166,8 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
     if (!out->file) return args_fail(err, errlen, "'%s' needs a FILE (use - for standard input)", cmd);
     for (int k = 0; k < out->ninputs; k++)
         if (!strcmp(out->file, "-") && !strcmp(out->inputs[k], "-"))
-            return args_fail(err, errlen, "the program is read from standard input, so its input cannot be");
+            return args_fail(err, errlen, "the program is read from standard input, so its input lines must "
+                                          "come from '--input FILE'");
     if (run && !have_qc && env_queue_capacity && *env_queue_capacity &&
         args_number("STC_QUEUE_CAPACITY", env_queue_capacity, 1, CLI_MAX_QUEUE_CAPACITY,
                     &out->queue_capacity, err, errlen))

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "stc.h"
+
 /* Exit codes (sysexits.h values; see docs/LANGUAGE.md "Exit codes"). */
 enum {
     CLI_EXIT_OK = 0,
@@ -18,7 +20,7 @@ enum {
     CLI_EXIT_INTERRUPTED = 130 /* SIGINT/SIGTERM cancelled the run (128 + SIGINT) */
 };
 
-#define CLI_MAX_WORKERS 4096
+#define CLI_MAX_WORKERS STC_MAX_WORKERS
 #define CLI_MAX_QUEUE_CAPACITY (1 << 24)
 #define CLI_MAX_INPUTS 64
 
@@ -46,6 +48,8 @@ typedef struct cli_args {
     const char *inputs[CLI_MAX_INPUTS]; /* run: --input files of a stream program ("-": stdin) */
     int ninputs;
     bool quiet;         /* run: no progress line */
+    size_t max_line;    /* run: input line limit in bytes; 0: CLI_MAX_LINE.  Set
+                           only by the tests, through $STC_TEST_MAX_LINE */
 } cli_args;
 
 /* Parses argv (argv[0] is skipped). env_queue_capacity is the value of

@@ -9,13 +9,21 @@
 
 typedef struct cli_input cli_input;
 
-/* Opens path ("-": standard input).  merged: the input is one of several,
- * so its source says STC_STREAM_AGAIN instead of blocking.  NULL with a
- * message in err on failure. */
-cli_input *cli_input_open(const char *path, bool merged, char *err, size_t errlen);
+/* Lines may have this many bytes at most (without the newline). */
+#define CLI_MAX_LINE ((size_t)256 << 20)
+
+/* Opens path ("-": standard input; a directory is refused).  merged: the
+ * input is one of several, so its source says STC_STREAM_AGAIN instead of
+ * blocking.  max_line: 0 for CLI_MAX_LINE.  NULL with a message in err on
+ * failure. */
+cli_input *cli_input_open(const char *path, bool merged, size_t max_line, char *err, size_t errlen);
 void cli_input_close(cli_input *in);
 /* The descriptor to poll, or -1 after the end. */
 int cli_input_fd(const cli_input *in);
+/* Whether a read failed (the run's error says why). */
+bool cli_input_failed(const cli_input *in);
+/* Why its source failed, or NULL. */
+const char *cli_input_error(const cli_input *in);
 /* An stc_source_fn: the next line as a str. */
 int cli_input_source(void *ud, stc_value *item, stc_ctx *cx);
 

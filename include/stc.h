@@ -4,8 +4,19 @@
  * and map (input, state) -> (output, new state).  A host registers C state
  * threads in an environment, compiles STCLang text (or builds the program
  * with the builder API), runs it, and reads the result and every thread's
- * final state.  All handles are opaque; every _free(NULL) is a no-op; errors
- * are negative int codes that stc_strerror() explains.
+ * final state.  All handles are opaque.
+ *
+ * How every function reports failure:
+ *   - a function returning int returns 0 (or a count or a flag it names)
+ *     on success and a negative STC_E* code on failure, which
+ *     stc_strerror() explains;
+ *   - a function returning a pointer (a handle, a malloc'd string) returns
+ *     NULL on failure: out of memory, or an argument it cannot use;
+ *   - a value constructor returns a value tagged STC_T_INVALID;
+ *   - an accessor given NULL or an index out of range returns a neutral
+ *     answer (0, NULL, false, an INVALID value) and never crashes;
+ *   - every _free(NULL) is a no-op, and nothing in the library aborts the
+ *     process or prints on bad input.
  */
 #ifndef STC_H
 #define STC_H
@@ -25,24 +36,29 @@ extern "C" {
 
 const char *stc_version(void);
 
-/* ---- Error codes ------------------------------------------------------- */
+/* ---- Error codes -------------------------------------------------------
+ * One table, X(NAME, VALUE, TEXT): the enum below and stc_strerror() are
+ * both made from it.  The values never change (they are ABI). */
+#define STC_ERROR_MAP(X)                                                                   \
+    X(STC_OK, 0, "success")                                                                \
+    X(STC_ENOMEM, -1, "out of memory")                                                     \
+    X(STC_EINVAL, -2, "invalid argument")                                                  \
+    X(STC_ECOMPILE, -3, "the program does not compile")   /* see the diagnostics */        \
+    X(STC_ERUNTIME, -4, "runtime error")                  /* see stc_result_error */       \
+    X(STC_EIO, -5, "input/output error")                  /* a file or stream failed */    \
+    X(STC_ETYPE, -6, "value has the wrong type")          /* for the operation */          \
+    X(STC_ERANGE, -7, "out of range")                     /* an index or a size */         \
+    X(STC_EEXIST, -8, "name already defined")                                              \
+    X(STC_ENOENT, -9, "name not defined")                                                  \
+    X(STC_ECANCELED, -10, "run cancelled")                /* stc_cancel_request */         \
+    X(STC_ELIMIT, -11, "limit exceeded")                  /* a nesting, depth or size limit */
 
-enum {
-    STC_OK = 0,
-    STC_ENOMEM = -1,   /* out of memory */
-    STC_EINVAL = -2,   /* invalid argument */
-    STC_ECOMPILE = -3, /* the program does not compile (see diagnostics) */
-    STC_ERUNTIME = -4, /* a runtime error (see stc_result_error) */
-    STC_EIO = -5,      /* a file or stream could not be read or written */
-    STC_ETYPE = -6,    /* a value has the wrong type for the operation */
-    STC_ERANGE = -7,   /* index or size out of range */
-    STC_EEXIST = -8,   /* a name is already defined */
-    STC_ENOENT = -9,   /* a name is not defined */
-    STC_ECANCELED = -10, /* the run was cancelled */
-    STC_ELIMIT = -11   /* a nesting, depth or size limit was hit */
-};
+#define STC_ERROR_ENUM_(name, value, text) name = value,
+enum { STC_ERROR_MAP(STC_ERROR_ENUM_) };
+#undef STC_ERROR_ENUM_
 
-/* A static, human-readable description of an error code. Never NULL. */
+/* A static, human-readable description of an error code (the TEXT above;
+ * "unknown error" for any other int). Never NULL. */
 const char *stc_strerror(int code);
 
 /* ---- Values -------------------------------------------------------------
@@ -290,12 +306,13 @@ void stc_cancel_reset(stc_cancel *c);    /* before reusing it for another run */
  * otherwise starts and stops its own).  Runs given the same pool take
  * turns: one runs at a time, the others wait. */
 typedef struct stc_pool stc_pool;
-stc_pool *stc_pool_new(int workers); /* 1..4096 workers; NULL on failure */
+#define STC_MAX_WORKERS 4096 /* workers a pool or a run may have at most */
+stc_pool *stc_pool_new(int workers); /* 1..STC_MAX_WORKERS workers; NULL on failure */
 void stc_pool_free(stc_pool *p);     /* no run may be using it */
 int stc_pool_workers(const stc_pool *p);
 
 typedef struct stc_run_opts {
-    int workers;          /* 0: the number of online CPUs */
+    int workers;          /* 0: the number of online CPUs (at most STC_MAX_WORKERS) */
     bool profile;         /* measure every pipeline stage (stc_result_profile_*) */
     const char *trace_path; /* write a Chrome trace-event file here (NULL: no trace);
                                stc_run fails with STC_EIO if it cannot be written */
@@ -306,12 +323,6 @@ typedef struct stc_run_opts {
     stc_cancel *cancel;   /* NULL: the run cannot be cancelled */
     stc_pool *pool;       /* NULL: a pool for this run; else its workers (then
                              `workers` must be 0 or the pool's count) */
-    /* Testing aids (0: off).  perturb_seed makes workers yield and sleep at
-     * random around queue operations, to shake out schedule-dependent
-     * bugs; watchdog_ms makes a pipeline that runs longer than that print
-     * its queues to stderr and abort the process. */
-    unsigned perturb_seed;
-    int watchdog_ms;
 } stc_run_opts;
 
 typedef struct stc_result stc_result;
@@ -323,67 +334,10 @@ typedef struct stc_result stc_result;
  * stc_result_free. opts may be NULL for the defaults. */
 int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out);
 
-/* ---- Streams ---------------------------------------------------------------
- * A program whose main takes a parameter, `fun main(xs) = ...`, is a stream
- * program: xs is its input, a list whose items a C source produces one at
- * a time.  When main is `smap(F, xs)` with xs used nowhere else, the run
- * streams: items are read as the pipeline has room for them and results
- * go to the sink in input order as they complete, so memory stays bounded
- * by the queue capacity and the in-flight bound, whatever the stream's
- * length.  Any other main first reads the whole input into the list.
- * Either way, when main's value is a list its items go to the sink in
- * order and stc_result_value() is unit; otherwise the sink is not called
- * and the value is main's.  The reference evaluator reads one item, runs
- * it through the whole body, delivers its result, then reads the next;
- * the parallel runtime reads ahead but reports the same results and the
- * same error: a failing source or sink stops the run like a failing
- * thread, and the error is that of the earliest item. */
-
-/* Stores the next item in *item (the runtime takes the reference) and
- * returns 1, returns 0 at the end of the stream, or returns a negative
- * code (after stc_ctx_error() for a message) to fail the run.
- * STC_STREAM_AGAIN means "no item yet, the stream goes on" (merged
- * sources use it; a plain source may simply block). */
-typedef int (*stc_source_fn)(void *ud, stc_value *item, stc_ctx *cx);
-#define STC_STREAM_AGAIN 2
-/* Receives result `index` (borrowed: retain it to keep it). Returns 0, or
- * a negative code (after stc_ctx_error()) to fail the run. */
-typedef int (*stc_sink_fn)(void *ud, long long index, stc_value item, stc_ctx *cx);
-
-typedef struct stc_stream {
-    stc_source_fn source; /* NULL: an empty input */
-    void *source_ud;
-    stc_sink_fn sink;     /* NULL: list results are dropped */
-    void *sink_ud;
-} stc_stream;
-/* The source and the sink are each called by one thread at a time, in
- * stream order (not always the same thread).  Items must have the type
- * main's parameter has in the program (e.g. str for `words(l)`). */
-
-/* stc_run with main's input taken from io->source and its results sent
- * to io->sink.  A main without a parameter runs as with stc_run. */
-int stc_run_stream(stc_program *prog, const stc_run_opts *opts, const stc_stream *io, stc_result **out);
-/* Whether main takes an input stream (`fun main(xs)`). */
-bool stc_program_takes_input(const stc_program *prog);
-/* After a stream program's run (also a failed one): whether main's value
- * was a list that went to the sink, and how many input items were read. */
-bool stc_result_streamed(const stc_result *r);
-long long stc_result_input_items(const stc_result *r);
-
-/* Signals: n sources merged into one event stream whose items are
- * (i, item) tuples, i the index of the source the item came from.  The
- * merge takes one item from each source in turn, skipping sources that
- * say STC_STREAM_AGAIN or have ended; when every open source says AGAIN it
- * calls wait(wait_ud) (NULL: sleeps 100 us) and tries again.  The merged
- * stream ends when every source has; a failing source fails it.  So the
- * order is deterministic for sources that never say AGAIN, and otherwise
- * the order of arrival; the run is deterministic for a given merged order.
- * Use stc_merge_source as the source with the merge as its ud. */
-typedef struct stc_merge stc_merge;
-stc_merge *stc_merge_new(size_t n, const stc_source_fn *sources, void *const *uds,
-                         void (*wait)(void *wait_ud), void *wait_ud);
-void stc_merge_free(stc_merge *m);
-int stc_merge_source(void *merge, stc_value *item, stc_ctx *cx);
+/* ---- Results ------------------------------------------------------------
+ * What stc_run and stc_run_stream produce: main's value, every thread's
+ * final state, the error of a failed run, the runtime's counters and, with
+ * opts.profile, the profile. */
 
 stc_value stc_result_value(const stc_result *r);  /* borrowed; INVALID after an error */
 size_t stc_result_state_count(const stc_result *r);
@@ -445,6 +399,69 @@ double stc_result_profile_wall_ms(const stc_result *r, int pipeline);
 double stc_result_predict_speedup(const stc_result *r, int workers);
 /* The profile as the table `stc run --profile` prints (malloc'd). */
 char *stc_result_profile_format(const stc_result *r);
+
+/* After a stream program's run (also a failed one): whether main's value
+ * was a list that went to the sink, and how many input items were read. */
+bool stc_result_streamed(const stc_result *r);
+long long stc_result_input_items(const stc_result *r);
+
+/* ---- Streams ---------------------------------------------------------------
+ * A program whose main takes a parameter, `fun main(xs) = ...`, is a stream
+ * program: xs is its input, a list whose items a C source produces one at
+ * a time.  When main is `smap(F, xs)` with xs used nowhere else, the run
+ * streams: items are read as the pipeline has room for them and results
+ * go to the sink in input order as they complete, so memory stays bounded
+ * by the queue capacity and the in-flight bound, whatever the stream's
+ * length.  Any other main first reads the whole input into the list.
+ * Either way, when main's value is a list its items go to the sink in
+ * order and stc_result_value() is unit; otherwise the sink is not called
+ * and the value is main's.  The reference evaluator reads one item, runs
+ * it through the whole body, delivers its result, then reads the next;
+ * the parallel runtime reads ahead but reports the same results and the
+ * same error: a failing source or sink stops the run like a failing
+ * thread, and the error is that of the earliest item. */
+
+/* Stores the next item in *item (the runtime takes the reference) and
+ * returns 1, returns 0 at the end of the stream, or returns a negative
+ * code (after stc_ctx_error() for a message) to fail the run.
+ * STC_STREAM_AGAIN means "no item yet, the stream goes on" (merged
+ * sources use it; a plain source may simply block). */
+typedef int (*stc_source_fn)(void *ud, stc_value *item, stc_ctx *cx);
+#define STC_STREAM_AGAIN 2
+/* Receives result `index` (borrowed: retain it to keep it). Returns 0, or
+ * a negative code (after stc_ctx_error()) to fail the run. */
+typedef int (*stc_sink_fn)(void *ud, long long index, stc_value item, stc_ctx *cx);
+
+typedef struct stc_stream {
+    stc_source_fn source; /* NULL: an empty input */
+    void *source_ud;
+    stc_sink_fn sink;     /* NULL: list results are dropped */
+    void *sink_ud;
+} stc_stream;
+/* The source and the sink are each called by one thread at a time, in
+ * stream order (not always the same thread).  Items must have the type
+ * main's parameter has in the program (e.g. str for `words(l)`). */
+
+/* stc_run with main's input taken from io->source and its results sent
+ * to io->sink.  A main without a parameter runs as with stc_run. */
+int stc_run_stream(stc_program *prog, const stc_run_opts *opts, const stc_stream *io, stc_result **out);
+/* Whether main takes an input stream (`fun main(xs)`). */
+bool stc_program_takes_input(const stc_program *prog);
+
+/* Signals: n sources merged into one event stream whose items are
+ * (i, item) tuples, i the index of the source the item came from.  The
+ * merge takes one item from each source in turn, skipping sources that
+ * say STC_STREAM_AGAIN or have ended; when every open source says AGAIN it
+ * calls wait(wait_ud) (NULL: sleeps 100 us) and tries again.  The merged
+ * stream ends when every source has; a failing source fails it.  So the
+ * order is deterministic for sources that never say AGAIN, and otherwise
+ * the order of arrival; the run is deterministic for a given merged order.
+ * Use stc_merge_source as the source with the merge as its ud. */
+typedef struct stc_merge stc_merge;
+stc_merge *stc_merge_new(size_t n, const stc_source_fn *sources, void *const *uds,
+                         void (*wait)(void *wait_ud), void *wait_ud);
+void stc_merge_free(stc_merge *m);
+int stc_merge_source(void *merge, stc_value *item, stc_ctx *cx);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,8 @@
  * combination; default: ref only. --perturb SEED runs the runtime with
  * schedule perturbation (random yields and sleeps in the scheduler) and
  * --watchdog MS makes a pipeline running longer than MS print its queues
- * and abort (stc_run_opts).  Uses only the public API (stc.h). Ends
+ * and abort.  Modes and runs go through tests/support/run_modes.h; uses
+ * only the public API (stc.h). Ends
  * with "lang: N passed, N failed"; exit status 1 when anything failed. */
 #include <dirent.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "run_modes.h"
 #include "stc.h"
 
 #define LR_MAX_MODES 64
@@ -49,9 +51,8 @@
 #define LR_MAX_INPUTS 256
 
 typedef struct lr_mode {
-    bool reference;
-    int workers, queue_capacity;
-    char name[48];
+    trun_mode mode;
+    char name[64];
 } lr_mode;
 
 typedef enum lr_kind { LR_NONE, LR_JSON, LR_COMPILE, LR_RUNTIME } lr_kind;
@@ -77,8 +78,6 @@ typedef struct lr_state {
     int nmodes;
     bool verbose;
     const char *filter;
-    unsigned perturb;   /* stc_run_opts.perturb_seed for runtime modes */
-    int watchdog_ms;    /* stc_run_opts.watchdog_ms */
     int passed, failed;
 } lr_state;
 
@@ -277,15 +276,14 @@ static int lr_sink(void *ud, long long index, stc_value v, stc_ctx *cx)
 static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_program *prog,
                          const lr_mode *m)
 {
-    stc_run_opts opts = {.workers = m->workers, .queue_capacity = m->queue_capacity,
-                         .reference = m->reference, .perturb_seed = st->perturb,
-                         .watchdog_ms = st->watchdog_ms};
-    stc_result *res = NULL;
+    stc_run_opts opts = trun_opts(&m->mode);
     lr_io io = {.t = t};
     bool streams = stc_program_takes_input(prog);
-    int rc = streams ? stc_run_stream(prog, &opts, &(stc_stream){lr_source, &io, lr_sink, &io}, &res)
-                     : stc_run(prog, &opts, &res);
-    char *json = rc == 0 && res ? stc_result_to_json(res) : NULL;
+    trun_outcome o;
+    int rc = trun_run(prog, &opts, &m->mode, &(stc_stream){lr_source, &io, lr_sink, &io}, &o);
+    char *json = o.json, *err = o.error; /* taken from o */
+    o.json = o.error = NULL;
+    trun_outcome_free(&o);
     if (json && streams) { /* {"items": [...], "result": ... */
         size_t n = strlen(json) + io.len + 32;
         char *full = malloc(n);
@@ -294,7 +292,6 @@ static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_p
         json = full;
     }
     free(io.items);
-    char *err = res ? stc_result_error_format(res) : NULL;
     const lr_expect *e = &t->expect[0];
     if (t->kind == LR_JSON) {
         if (json && !strcmp(json, e->text)) lr_pass(st, t, m->name);
@@ -313,7 +310,6 @@ static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_p
     }
     free(json);
     free(err);
-    stc_result_free(res);
 }
 
 static void lr_run_test(lr_state *st, const lr_test *t, const char *file, const char *src, size_t len)
@@ -463,44 +459,30 @@ static void lr_run_path(lr_state *st, const char *path)
     free(names);
 }
 
-/* Parses a comma-separated list of "ref" / numbers into st->modes. */
-static int lr_parse_modes(lr_state *st, const char *workers, const char *qcs)
+/* Every combination of the --workers and --queue-capacity lists into st->modes. */
+static int lr_parse_modes(lr_state *st, const char *workers, const char *qcs, unsigned perturb, int watchdog_ms)
 {
-    st->nmodes = 0;
-    char wbuf[256], qbuf[256];
-    snprintf(wbuf, sizeof wbuf, "%s", workers);
-    for (char *w = strtok(wbuf, ","); w; w = strtok(NULL, ",")) {
-        bool ref = !strcmp(w, "ref");
-        char *end;
-        long nw = ref ? 0 : strtol(w, &end, 10);
-        if (!ref && (end == w || *end || nw < 1 || nw > 4096)) return -1;
-        snprintf(qbuf, sizeof qbuf, "%s", qcs);
-        char *save = NULL;
-        for (char *q = strtok_r(qbuf, ",", &save); q; q = strtok_r(NULL, ",", &save)) {
-            long nq = strtol(q, &end, 10);
-            if (end == q || *end || nq < 0 || nq > 1 << 24) return -1;
-            if (st->nmodes == LR_MAX_MODES) return -1;
-            lr_mode *m = &st->modes[st->nmodes++];
-            *m = (lr_mode){.reference = ref, .workers = (int)nw, .queue_capacity = (int)nq};
-            if (ref) snprintf(m->name, sizeof m->name, "ref");
-            else snprintf(m->name, sizeof m->name, "workers=%ld qc=%ld", nw, nq);
-            if (ref) break; /* the reference evaluator has no queues */
-        }
+    trun_mode modes[LR_MAX_MODES];
+    st->nmodes = trun_modes_parse(workers, qcs, perturb, watchdog_ms, modes, LR_MAX_MODES);
+    for (int i = 0; i < st->nmodes; i++) {
+        st->modes[i].mode = modes[i];
+        trun_mode_name(&modes[i], st->modes[i].name, sizeof st->modes[i].name);
     }
-    return st->nmodes ? 0 : -1;
+    return st->nmodes > 0 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
     static lr_state st;
     const char *workers = "ref", *qcs = "0";
-    int npaths = 0;
+    unsigned perturb = 0;
+    int npaths = 0, watchdog_ms = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--workers") && i + 1 < argc) workers = argv[++i];
         else if (!strcmp(argv[i], "--queue-capacity") && i + 1 < argc) qcs = argv[++i];
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) st.filter = argv[++i];
-        else if (!strcmp(argv[i], "--perturb") && i + 1 < argc) st.perturb = (unsigned)strtoul(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--watchdog") && i + 1 < argc) st.watchdog_ms = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--perturb") && i + 1 < argc) perturb = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--watchdog") && i + 1 < argc) watchdog_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-v")) st.verbose = true;
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: lang_runner [--workers ref,1,2] [--queue-capacity 1,0] [-v] "
@@ -508,7 +490,7 @@ int main(int argc, char **argv)
             return 2;
         } else argv[npaths++ + 1] = argv[i];
     }
-    if (!npaths || lr_parse_modes(&st, workers, qcs) != 0) {
+    if (!npaths || lr_parse_modes(&st, workers, qcs, perturb, watchdog_ms) != 0) {
         fprintf(stderr, "lang_runner: need PATH... and valid --workers/--queue-capacity lists\n");
         return 2;
     }

@@ -1,7 +1,7 @@
 /* cancel.c - cancellation flags (see stc_cancel in stc.h). */
 #include <stdlib.h>
 
-#include "api/cancel.h"
+#include "util/cancel.h"
 
 stc_cancel *stc_cancel_new(void)
 {

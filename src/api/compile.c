@@ -1,7 +1,8 @@
-/* compile.c - stc_compile: text -> checked program. */
+/* compile.c - stc_compile: text -> checked program; the program's accessors. */
 #include <stdlib.h>
 
 #include "api/program.h"
+#include "flow/graph.h"
 #include "ir/resolve.h"
 #include "ir/types.h"
 #include "lang/lang.h"
@@ -63,4 +64,9 @@ size_t stc_program_thread_count(const stc_program *prog)
 const char *stc_program_thread_name(const stc_program *prog, size_t i)
 {
     return prog && i < (size_t)prog->ir->nthreads ? prog->ir->threads[i]->name : NULL;
+}
+
+char *stc_program_graph(const stc_program *prog, int view)
+{
+    return prog ? flow_graph(prog->ir, view) : NULL;
 }

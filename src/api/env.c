@@ -9,27 +9,28 @@
 
 stc_env *stc_env_new(void) { return calloc(1, sizeof(stc_env)); }
 
-static void env_def_free(stc_thread_def *d)
+static void env_thread_free(ir_cthread *ct)
 {
-    free((char *)d->name);
-    free((char *)d->type);
-    free((char *)d->state_type);
+    if (!ct) return;
+    free((char *)ct->def.name);
+    free((char *)ct->def.type);
+    free((char *)ct->def.state_type);
+    free(ct);
 }
 
 void stc_env_free(stc_env *env)
 {
     if (!env) return;
-    for (size_t i = 0; i < env->ndefs; i++) env_def_free(&env->defs[i]);
-    free(env->defs);
+    for (size_t i = 0; i < env->nthreads; i++) env_thread_free(env->threads[i]);
+    free(env->threads);
+    ir_program_free(env->types);
     free(env);
 }
 
 const stc_thread_def *env_find_thread(const stc_env *env, const char *name)
 {
-    if (!env) return NULL;
-    for (size_t i = 0; i < env->ndefs; i++)
-        if (strcmp(env->defs[i].name, name) == 0) return &env->defs[i];
-    return NULL;
+    const ir_cthread *ct = ir_cthread_find(env, name);
+    return ct ? &ct->def : NULL;
 }
 
 static bool env_valid_name(const char *s)
@@ -41,21 +42,21 @@ static bool env_valid_name(const char *s)
     return true;
 }
 
-/* 0 when text parses as a type (and, if must_be_fun, a function type). */
-static int env_check_type(const char *text, bool must_be_fun)
+/* Parses text as a type (if must_be_fun, a function type) into the env's
+ * arena: 0 and *out, or STC_EINVAL / STC_ENOMEM.  The compiler uses the
+ * result as it is (ir/cthread.h): a type string is parsed once. */
+static int env_parse_type(stc_env *env, const char *text, bool must_be_fun, ir_type **out)
 {
-    ir_program *p = ir_program_new("<type>", NULL);
+    if (!env->types && !(env->types = ir_program_new("<type>", NULL))) return STC_ENOMEM;
     stc_diags *d = diags_new("<type>", text, strlen(text));
-    if (!p || !d) {
-        ir_program_free(p);
-        stc_diags_free(d);
-        return STC_ENOMEM;
-    }
-    ir_type *t = lang_parse_type(p, text, d);
+    if (!d) return STC_ENOMEM;
+    /* A type that fails to parse leaves its nodes in the arena until the
+     * env is freed: a few bytes per rejected registration. */
+    ir_type *t = lang_parse_type(env->types, text, d);
     int rc = t && !diags_any(d) ? 0 : STC_EINVAL;
-    if (rc == 0 && must_be_fun && ir_type_resolve(t)->kind != TY_FUN) rc = STC_EINVAL;
-    ir_program_free(p);
     stc_diags_free(d);
+    if (rc == 0 && must_be_fun && ir_type_resolve(t)->kind != TY_FUN) rc = STC_EINVAL;
+    if (rc == 0) *out = t;
     return rc;
 }
 
@@ -67,26 +68,31 @@ int stc_env_add_thread(stc_env *env, const stc_thread_def *def)
     if ((def->output_fn || def->state_fn) &&
         (!def->output_fn || !def->state_fn || def->access != STC_INDEPENDENT))
         return STC_EINVAL;
-    if (env_find_thread(env, def->name)) return STC_EEXIST;
+    if (ir_cthread_find(env, def->name)) return STC_EEXIST;
     if (ir_builtin_lookup(def->name) >= 0) return STC_EEXIST;
-    int rc = env_check_type(def->type, true);
-    if (rc == 0 && def->state_type) rc = env_check_type(def->state_type, false);
+    ir_type *type = NULL, *state_type = NULL;
+    int rc = env_parse_type(env, def->type, true, &type);
+    if (rc == 0 && def->state_type) rc = env_parse_type(env, def->state_type, false, &state_type);
     if (rc != 0) return rc;
-    if (env->ndefs == env->cap) {
+    if (env->nthreads == env->cap) {
         size_t cap = env->cap ? env->cap * 2 : 8;
-        stc_thread_def *defs = realloc(env->defs, cap * sizeof *defs);
-        if (!defs) return STC_ENOMEM;
-        env->defs = defs;
+        ir_cthread **threads = realloc(env->threads, cap * sizeof *threads);
+        if (!threads) return STC_ENOMEM;
+        env->threads = threads;
         env->cap = cap;
     }
-    stc_thread_def copy = *def;
-    copy.name = strdup(def->name);
-    copy.type = strdup(def->type);
-    copy.state_type = def->state_type ? strdup(def->state_type) : NULL;
-    if (!copy.name || !copy.type || (def->state_type && !copy.state_type)) {
-        env_def_free(&copy);
+    ir_cthread *ct = calloc(1, sizeof *ct);
+    if (!ct) return STC_ENOMEM;
+    ct->def = *def;
+    ct->def.name = strdup(def->name);
+    ct->def.type = strdup(def->type);
+    ct->def.state_type = def->state_type ? strdup(def->state_type) : NULL;
+    ct->type = type;
+    ct->state_type = state_type;
+    if (!ct->def.name || !ct->def.type || (def->state_type && !ct->def.state_type)) {
+        env_thread_free(ct);
         return STC_ENOMEM;
     }
-    env->defs[env->ndefs++] = copy;
+    env->threads[env->nthreads++] = ct;
     return 0;
 }

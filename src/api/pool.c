@@ -8,7 +8,7 @@
 
 stc_pool *stc_pool_new(int workers)
 {
-    if (workers < 1 || workers > 4096) return NULL;
+    if (workers < 1 || workers > STC_MAX_WORKERS) return NULL;
     stc_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     if (pthread_mutex_init(&p->in_use, NULL) != 0) {

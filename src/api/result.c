@@ -1,6 +1,5 @@
-/* result.c - the result of a run: value, final states, error. */
-#include "api/result.h"
-
+/* result.c - the public accessors of a run's result (the record itself
+ * and its construction are in src/value/result.c). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,54 +7,8 @@
 #include "trace/profile.h"
 #include "util/buf.h"
 #include "util/diag.h"
+#include "value/result.h"
 #include "value/value.h"
-
-stc_result *result_new(size_t nstates, const char *const *names)
-{
-    stc_result *r = calloc(1, sizeof *r);
-    if (!r) return NULL;
-    r->value = (stc_value){.tag = STC_T_INVALID};
-    r->err.item = -1;
-    r->nstates = nstates;
-    if (nstates) {
-        r->names = calloc(nstates, sizeof *r->names);
-        r->states = calloc(nstates, sizeof *r->states);
-        if (!r->names || !r->states) { stc_result_free(r); return NULL; }
-        for (size_t i = 0; i < nstates; i++) {
-            r->states[i] = stc_value_unit();
-            r->names[i] = strdup(names[i]);
-            if (!r->names[i]) { stc_result_free(r); return NULL; }
-        }
-    }
-    return r;
-}
-
-void result_vset_error(stc_result *r, int code, const char *file, int line, int col,
-                       const char *thread, long long item, const char *fmt, va_list ap)
-{
-    if (!r || r->err.message) return;
-    buf b = BUF_INIT;
-    buf_vprintf(&b, fmt, ap);
-    char *msg = buf_take(&b);
-    r->err.code = code;
-    /* If memory is short, keep a static message rather than losing the error. */
-    r->owned_message = msg;
-    r->err.message = msg ? msg : "out of memory";
-    r->err.file = file ? strdup(file) : NULL;
-    r->err.line = line;
-    r->err.col = col;
-    r->err.thread = thread ? strdup(thread) : NULL;
-    r->err.item = item;
-}
-
-void result_set_error(stc_result *r, int code, const char *file, int line, int col,
-                      const char *thread, long long item, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    result_vset_error(r, code, file, line, col, thread, item, fmt, ap);
-    va_end(ap);
-}
 
 stc_value stc_result_value(const stc_result *r)
 {
@@ -117,22 +70,7 @@ stc_run_stats stc_result_stats(const stc_result *r)
     return r ? r->stats : (stc_run_stats){0};
 }
 
-void stc_result_free(stc_result *r)
-{
-    if (!r) return;
-    stc_value_release(r->value);
-    for (size_t i = 0; i < r->nstates; i++) {
-        if (r->names) free(r->names[i]);
-        if (r->states) stc_value_release(r->states[i]);
-    }
-    free(r->names);
-    free(r->states);
-    free(r->owned_message);
-    profile_free(r->profile);
-    free((char *)r->err.file);
-    free((char *)r->err.thread);
-    free(r);
-}
+void stc_result_free(stc_result *r) { result_free(r); }
 
 size_t stc_result_profile_count(const stc_result *r) { return r && r->profile ? r->profile->nstages : 0; }
 

@@ -8,22 +8,21 @@
 
 #include "api/pool.h"
 #include "api/program.h"
-#include "api/result.h"
+#include "api/testing.h"
 #include "eval/eval.h"
 #include "flow/flow.h"
 #include "trace/profile.h"
 #include "trace/trace.h"
-
-#define RUN_MAX_WORKERS 4096
+#include "value/result.h"
 
 static int run_default_workers(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > RUN_MAX_WORKERS ? RUN_MAX_WORKERS : (int)n;
+    return n < 1 ? 1 : n > STC_MAX_WORKERS ? STC_MAX_WORKERS : (int)n;
 }
 
-static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *pool, const stc_stream *io,
-                    stc_result **out);
+static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, sched_pool *pool,
+                    const stc_stream *io, stc_result **out);
 
 int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
 {
@@ -34,12 +33,19 @@ bool stc_program_takes_input(const stc_program *prog) { return prog && prog->ir-
 
 int stc_run_stream(stc_program *prog, const stc_run_opts *opts, const stc_stream *io, stc_result **out)
 {
+    return run_testing(prog, opts, NULL, io, out);
+}
+
+int run_testing(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *testing, const stc_stream *io,
+                stc_result **out)
+{
     if (!out) return STC_EINVAL;
     *out = NULL;
     if (!prog) return STC_EINVAL;
     stc_run_opts o = opts ? *opts : (stc_run_opts){0};
-    if (o.workers < 0 || o.workers > RUN_MAX_WORKERS || o.queue_capacity < 0 || o.max_batches < 0 ||
-        o.watchdog_ms < 0)
+    run_testing_opts t = testing ? *testing : (run_testing_opts){0};
+    if (o.workers < 0 || o.workers > STC_MAX_WORKERS || o.queue_capacity < 0 || o.max_batches < 0 ||
+        t.watchdog_ms < 0)
         return STC_EINVAL;
     if (o.pool && !o.reference) {
         int pw = stc_pool_workers(o.pool);
@@ -48,16 +54,16 @@ int stc_run_stream(stc_program *prog, const stc_run_opts *opts, const stc_stream
         pthread_mutex_lock(&o.pool->in_use);
         stc_run_opts inner = o;
         inner.pool = NULL;
-        int rc = run_with(prog, &inner, o.pool->sched, io, out);
+        int rc = run_with(prog, &inner, &t, o.pool->sched, io, out);
         pthread_mutex_unlock(&o.pool->in_use);
         return rc;
     }
-    return run_with(prog, &o, NULL, io, out);
+    return run_with(prog, &o, &t, NULL, io, out);
 }
 
 /* stc_run on a given scheduler pool (NULL: the run makes its own). */
-static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *pool, const stc_stream *io,
-                    stc_result **out)
+static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, sched_pool *pool,
+                    const stc_stream *io, stc_result **out)
 {
     stc_run_opts o = *opts;
     const ir_program *p = prog->ir;
@@ -79,7 +85,7 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, sched_pool *poo
             return errno == ENOMEM ? STC_ENOMEM : STC_EIO;
         }
         flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
-                        .perturb_seed = o.perturb_seed, .watchdog_ms = o.watchdog_ms, .profile = o.profile,
+                        .perturb_seed = t->perturb_seed, .watchdog_ms = t->watchdog_ms, .profile = o.profile,
                         .trace = trace, .pool = pool};
         rt = flow_runtime_new(p, &fo);
         if (!rt) {

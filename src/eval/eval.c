@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/cancel.h"
 #include "eval/eval_internal.h"
 #include "util/buf.h"
+#include "util/cancel.h"
 
 /* Frames and argument arrays up to this size live on the C stack. */
 #define EVAL_SMALL 6

@@ -5,8 +5,8 @@
 #ifndef STC_EVAL_H
 #define STC_EVAL_H
 
-#include "api/result.h"
 #include "ir/ir.h"
+#include "value/result.h"
 
 /* Evaluates main of a resolved, type-checked program. Initialises every
  * thread's state (init expressions in declaration order), runs main, then

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/result.h"
 #include "eval/eval_internal.h"
 #include "util/buf.h"
+#include "value/result.h"
 
 #define EVAL_SMALL 8
 

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "api/cancel.h"
 #include "flow/flow_internal.h"
 #include "sched/sched.h"
 #include "trace/profile.h"

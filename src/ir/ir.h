@@ -242,7 +242,8 @@ typedef struct ir_thread {
     /* (ir_resolve) */
     ir_thread_kind kind;
     int fun;             /* THREAD_LANG: index in program->funs */
-    const stc_thread_def *cdef; /* THREAD_C: the registered definition */
+    const stc_thread_def *cdef; /* THREAD_C: the registered definition (&cthread->def) */
+    const struct ir_cthread *cthread; /* THREAD_C: it with its parsed types (ir/cthread.h) */
     int ninputs;         /* THREAD_LANG: fun's nparams - 1; THREAD_C: 1 */
     /* (types_check) */
     ir_type *in_type;    /* unit (0 inputs), the input, or the tuple of inputs */
@@ -267,7 +268,7 @@ typedef struct ir_program {
     int init_nslots;     /* (ir_resolve) frame size for evaluating any init (the binders of
                             all inits are numbered consecutively, so one frame fits each) */
     int next_type_id;    /* (types_check) counter for TY_VAR ids */
-    const stc_env *env;
+    const stc_env *env;  /* the C threads it may bind (ir/cthread.h); may be NULL */
 } ir_program;
 
 /* Limits that keep every recursive pass bounded (no stack overflow). */

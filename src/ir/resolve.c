@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/env.h"
+#include "ir/cthread.h"
 
 /* Deeper expressions are rejected instead of risking the C stack. */
 #define RESOLVE_MAX_DEPTH (2 * IR_MAX_DEPTH)
@@ -175,7 +175,7 @@ static void resolve_bind_threads(resolve_st *r)
         ir_thread *t = p->threads[i];
         t->access = STC_WRITES;
         int f = t->target ? resolve_find_fun(r, t->target) : -1;
-        const stc_thread_def *def = NULL;
+        const ir_cthread *ct = NULL;
         if (f >= 0) {
             t->kind = THREAD_LANG;
             t->fun = f;
@@ -185,8 +185,10 @@ static void resolve_bind_threads(resolve_st *r)
                             "function '%s' has no parameters and cannot be a thread (its last "
                             "parameter is the state)", t->target);
             if (!t->init) resolve_err(r, t->loc, "thread '%s' needs an init value", t->name);
-        } else if (t->target && (def = env_find_thread(p->env, t->target)) != NULL) {
+        } else if (t->target && (ct = ir_cthread_find(p->env, t->target)) != NULL) {
+            const stc_thread_def *def = &ct->def;
             t->kind = THREAD_C;
+            t->cthread = ct;
             t->cdef = def;
             t->ninputs = 1;
             t->access = def->access;

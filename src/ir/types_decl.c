@@ -5,24 +5,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/cthread.h"
 #include "ir/types_internal.h"
-#include "lang/lang.h"
 
 /* ---- Threads ------------------------------------------------------------------------ */
 
-/* Parses the declared types of a C thread. */
+/* Takes the declared types of a C thread, parsed when it was registered
+ * (shared with the env: they have no type variables, so nothing here
+ * writes them). */
 static void types_c_thread(types_ck *ck, ir_thread *th)
 {
+    const ir_cthread *ct = th->cthread;
     const stc_thread_def *def = th->cdef;
     ir_loc loc = th->target_loc.line > 0 ? th->target_loc : th->loc;
-    stc_diags *scratch = diags_new(ck->p->file, NULL, 0);
-    if (!scratch) { ck->oom = true; return; }
-    ir_type *t = def->type ? lang_parse_type(ck->p, def->type, scratch) : NULL;
-    ir_type *s = def->state_type ? lang_parse_type(ck->p, def->state_type, scratch) : ck->t_unit;
-    bool bad = diags_any(scratch);
-    stc_diags_free(scratch);
-    t = ir_type_resolve(t);
-    if (bad || !t || !s || t->kind != TY_FUN) {
+    ir_type *t = ct && ct->type ? ir_type_resolve(ct->type) : NULL;
+    ir_type *s = !ct ? NULL : ct->state_type ? ct->state_type : ck->t_unit;
+    if (!t || !s || t->kind != TY_FUN) { /* stc_env_add_thread let no such thread in */
         types_error(ck, loc, "C thread '%s' has an invalid type \"%s\"%s", def->name,
                     def->type ? def->type : "", def->state_type ? " or state type" : "");
         return;

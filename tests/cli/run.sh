@@ -13,7 +13,7 @@ STC=$(cd "$(dirname "$STC")" && pwd)/$(basename "$STC")
 VERSION=$(sed -n 's/^#define STC_VERSION_STRING "\(.*\)"/\1/p' "$SRC/include/stc.h")
 
 tmp=$(mktemp -d)
-trap 'chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'umount "$tmp/small" 2>/dev/null; chmod -R u+rwx "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 unset STC_QUEUE_CAPACITY
 
@@ -200,6 +200,12 @@ err_is "stc: cannot read 'nope.stc': No such file or directory"; end
 begin "check: missing file"; run check nope.stc; code_is 66; end
 mkdir adir
 begin "directory"; run run adir; code_is 66; err_is "stc: cannot read 'adir': Is a directory"; end
+# A program file is read up to 64 MiB, not until memory runs out.
+begin "program file larger than 64 MiB: /dev/zero"; run run /dev/zero; code_is 65; out_empty
+err_is "/dev/zero: error: the program is larger than 64 MiB, the limit"; end
+begin "program on standard input larger than 64 MiB"
+head -c $(( (64 << 20) + 1 )) /dev/zero | tr '\0' ' ' | "$STC" check - >out 2>err; code=$?
+code_is 65; err_is "<stdin>: error: the program is larger than 64 MiB, the limit"; end
 if [ "$(id -u)" != 0 ]; then
     cp ok.stc locked.stc; chmod 000 locked.stc
     begin "unreadable file"; run run locked.stc; code_is 66; err_is "stc: cannot read 'locked.stc': Permission denied"; end
@@ -209,7 +215,9 @@ fi
 
 if [ -w /dev/full ]; then
     begin "stdout on a full disk"; "$STC" run ok.stc >/dev/full 2>err </dev/null; code=$?
-    : >out; code_is 74; err_has "stc: cannot write output"; end
+    : >out; code_is 74; err_is "stc: cannot write output: No space left on device"; end
+    begin "help on a full disk"; "$STC" --help >/dev/full 2>err </dev/null; code=$?
+    : >out; code_is 74; err_is "stc: cannot write output: No space left on device"; end
 fi
 # Out of memory: only where an address-space limit works (not under ASan).
 if { (ulimit -v 300000 && exec "$STC" --version) >/dev/null 2>&1; } 2>/dev/null; then
@@ -300,6 +308,32 @@ if command -v dot >/dev/null 2>&1; then
     begin "graph --svg"; run graph --svg demo.svg "$SRC/examples/demo.stc"; code_is 0; out_empty
     grep -q "<svg" demo.svg || bad "demo.svg is not SVG"; end
 fi
+# A stand-in for Graphviz's dot that takes its options as dot does: -oFILE,
+# or -o FILE when FILE does not start with '-' (else "Missing argument").
+mkdir fakedot
+cat >fakedot/dot <<'EOF2'
+#!/bin/sh
+out=
+while [ $# -gt 0 ]; do
+    case $1 in
+        -T*) ;;
+        -o) case ${2:--} in -*) echo "Missing argument for -o flag" >&2; exit 1 ;; esac
+            out=$2; shift ;;
+        -o*) out=${1#-o} ;;
+        *) echo "dot: unexpected argument '$1'" >&2; exit 1 ;;
+    esac
+    shift
+done
+if [ -n "$out" ]; then { echo "<svg fake>"; cat; } >"$out"; else echo "<svg fake>"; cat; fi
+EOF2
+chmod +x fakedot/dot
+begin "graph --svg: a file named like an option (-V)"
+PATH="$tmp/fakedot:$PATH" "$STC" graph --svg -V "$SRC/examples/demo.stc" </dev/null >out 2>err; code=$?
+code_is 0; out_empty; err_empty; grep -q "<svg fake>" ./-V 2>/dev/null || bad "./-V was not written"; end
+begin "graph --svg -: SVG on standard output"
+PATH="$tmp/fakedot:$PATH" "$STC" graph --svg - "$SRC/examples/demo.stc" </dev/null >out 2>err; code=$?
+code_is 0; out_has "<svg fake>"; out_has "digraph stc {"; err_empty
+[ ! -e ./- ] || bad "a file named '-' was written"; end
 begin "graph --svg without dot: exit 69"
 PATH=/nonexistent "$STC" graph --svg x.svg "$SRC/examples/demo.stc" </dev/null >out 2>err; code=$?
 code_is 69; err_has "the 'dot' program is not installed (Debian package graphviz"; end
@@ -374,6 +408,44 @@ err_is "stc: cannot read input 'nope.txt': No such file or directory"; end
 begin "stream: --input for a main without input"; run run --input in.txt ok.stc; code_is 64
 err_has "main takes no input"; end
 begin "stream: program and input both on standard input"; run run --input - -; usage_error "standard input"; end
+printf 'fun main(l) = smap(fn x => x, l)\n' >s.stc
+seq 1 300000 >m.txt
+printf 'fun main(l) = smap(fn x => concat(x, "!"), l)\n' >bang.stc
+begin "stream: a program on standard input needs --input"
+INPUT=bang.stc run run -; code_is 64; out_empty
+err_is "stc: the program is read from standard input, so its input lines must come from '--input FILE'"; end
+begin "stream: a program on standard input, its lines from --input"
+INPUT=bang.stc run run --input in.txt -; code_is 0; out_has "hello world!"; end
+begin "stream: a directory as --input is unreadable (66)"; run run --input adir wc.stc; code_is 66; out_empty
+err_is "stc: cannot read input 'adir': Is a directory"; end
+if [ -r /proc/self/mem ]; then # opens, but reading offset 0 fails (EIO)
+    begin "stream: a read error is 'cannot read' (66)"; run run --input /proc/self/mem s.stc; code_is 66
+    err_has "cannot read '/proc/self/mem': Input/output error"; end
+    begin "stream: a read error under --verify (66)"; run run --verify --input /proc/self/mem s.stc; code_is 66
+    err_is "stc: cannot read '/proc/self/mem': Input/output error"; end
+fi
+begin "stream: a directory among several inputs"; run run --input in.txt --input adir ev.stc; code_is 66
+err_is "stc: cannot read input 'adir': Is a directory"; end
+printf 'fun main(l) = smap(fn x => parse_float(x), l)\n' >floats.stc
+begin "stream: CR LF line ends are stripped"
+printf '1\r\n2.5\r\n3\r\n' >crlf.txt; run run --input crlf.txt floats.stc; code_is 0; out_is $'1.0\n2.5\n3.0'; end
+begin "stream: a CR not before LF stays"
+printf 'a\rb\r\n\r\nc\r' >cr.txt; run run --json --input cr.txt s.stc; code_is 0
+out_is $'"a\\rb"\n""\n"c\\r"\n{"states": {}}'; end
+# The line limit (256 MiB) is the same for files and pipes: checked on every
+# line, not only between reads.  STC_TEST_MAX_LINE lowers it for the test.
+awk 'BEGIN { print "short"; s = ""; for (i = 0; i < 3000; i++) s = s "x"; print s; print "after" }' >longline.txt
+awk 'BEGIN { s = ""; for (i = 0; i < 1000; i++) s = s "y"; printf "%s\r\n", s }' >limitline.txt
+for how in file pipe; do
+    begin "stream: a line over the limit from a $how"
+    if [ $how = file ]; then STC_TEST_MAX_LINE=1000 "$STC" run --input longline.txt s.stc </dev/null >out 2>err
+    else cat longline.txt | STC_TEST_MAX_LINE=1000 "$STC" run s.stc >out 2>err; fi; code=$?
+    code_is 70; out_is "short"; err_has ": line 2 is longer than 1000 bytes (smap item 1)"; end
+    begin "stream: a line at the limit from a $how"
+    if [ $how = file ]; then STC_TEST_MAX_LINE=1000 "$STC" run --input limitline.txt s.stc </dev/null >out 2>err
+    else cat limitline.txt | STC_TEST_MAX_LINE=1000 "$STC" run s.stc >out 2>err; fi; code=$?
+    code_is 0; lines_out 1; end
+done
 begin "stream: --input needs a file"; run run --input; usage_error "'--input' needs a file name"; end
 cat >bad_line.stc <<'EOF'
 fun acc(n, s) = (s + n, s + n)
@@ -388,9 +460,45 @@ for w in ref 1 2; do
     code_is 70; out_is $'1\n3'
     err_is 'bad_line.stc:3:34: error: parse_int: "three" is not an integer (smap item 2)'; end
 done
+begin "stream: --verify, error mid-stream: the output and error of run"
+run run --verify --workers 2 --input nums.txt bad_line.stc; code_is 70; out_is $'1\n3'
+err_is 'bad_line.stc:3:34: error: parse_int: "three" is not an integer (smap item 2)'; end
 if [ -w /dev/full ]; then
     begin "stream: output to a full disk"; "$STC" run --input many.txt wc.stc >/dev/full 2>err; code=$?
-    code_is 74; err_has "cannot write output"; end
+    code_is 74; err_is "stc: cannot write output: No space left on device (results from item 0 on are missing)"
+    end
+    # The first write fails: one message, naming the first result lost.
+    begin "stream: a full disk: one error, the first item lost"
+    "$STC" run --input m.txt s.stc >/dev/full 2>err; code=$?; : >out
+    code_is 74; err_is "stc: cannot write output: No space left on device (results from item 0 on are missing)"; end
+fi
+begin "stream: SIGPIPE ignored: one error"
+(trap '' PIPE; "$STC" run --input m.txt s.stc 2>err | head -c 1 >/dev/null; exit "${PIPESTATUS[0]}"); code=$?
+: >out; code_is 74; [ "$(wc -l <err)" -eq 1 ] || bad "stderr has $(wc -l <err) lines, expected 1"
+err_has "stc: cannot write output: Broken pipe (results from item "; end
+# Output cut short in mid-line: every result before the one named is there
+# whole; the output ends with the start of that one's line.
+check_cut() { # FILE: the output file cut short; err names the first result lost
+    local lost whole
+    lost=$(sed -n 's/.*(results from item \([0-9]*\) on are missing)$/\1/p' err)
+    whole=$(wc -l <"$1")
+    [ -n "$lost" ] || { bad "no item named"; return; }
+    [ "$lost" = "$whole" ] || bad "names item $lost, but $whole whole lines were written"
+    head -n "$whole" m.txt | cmp -s - <(head -n "$whole" "$1") || bad "the whole lines are not the first results"
+    local part; part=$(tail -c +$(( $(head -n "$whole" "$1" | wc -c) + 1 )) "$1")
+    case $(sed -n "$((lost + 1))p" m.txt) in "$part"*) ;; *) bad "the partial line '$part' is not the start of item $lost";; esac
+}
+begin "stream: a file size limit in mid-line: the first item not fully written"
+(trap '' XFSZ; ulimit -f 1000; exec "$STC" run --input m.txt s.stc >cut.txt 2>err); code=$?; : >out
+code_is 74; err_has "File too large (results from item "; [ "$(wc -l <err)" -eq 1 ] || bad "more than one error line"
+check_cut cut.txt; end
+if [ "$(id -u)" = 0 ] && mkdir small && mount -t tmpfs -o size=1m tmpfs small 2>/dev/null; then
+    begin "stream: a full 1 MiB tmpfs: the first item not fully written"
+    "$STC" run --input m.txt s.stc >small/out.txt 2>err; code=$?; : >out
+    code_is 74; err_has "No space left on device (results from item "; check_cut small/out.txt; end
+    umount small
+else
+    echo "cli: skipped the 1 MiB tmpfs case (needs root and mount)"
 fi
 cat >slow.stc <<'EOF'
 fun main(lines) = smap(fn l => sin_iter(100000, 1.0), lines)
@@ -416,6 +524,24 @@ if command -v mkfifo >/dev/null 2>&1; then
     kill $writer 2>/dev/null; wait $writer 2>/dev/null
     code_is 130; err_has "interrupted"; end
 fi
+
+# ---- the command's structure ------------------------------------------------------
+
+# The modules of cli/, in the order written at the top of cli/stc.c: each
+# may include only the headers of modules after it (and include/stc.h).
+begin "cli modules depend one way"
+order=$(sed -n '/The command.s modules/,/\*\//p' "$SRC/cli/stc.c" | sed -n 's/^ \*   \([a-z_]*\)\.c .*/\1/p')
+[ "$(echo "$order" | wc -l)" -ge 5 ] || bad "no module order in cli/stc.c"
+rank() { echo "$order" | grep -nx "$1" | cut -d: -f1; }
+for f in "$SRC"/cli/*.[ch]; do
+    m=$(basename "$f"); m=${m%.*}; rm_=$(rank "$m")
+    [ -n "$rm_" ] || { bad "cli/$(basename "$f") is not in the module order"; continue; }
+    for h in $(sed -n 's/^#include "\([a-z_]*\)\.h"/\1/p' "$f"); do
+        [ "$h" = "$m" ] || [ "$h" = stc ] && continue
+        rh=$(rank "$h")
+        [ -n "$rh" ] && [ "$rh" -gt "$rm_" ] || bad "cli/$(basename "$f") includes $h.h, which is not after $m in the order"
+    done
+done; end
 
 # ---- odd argv ------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 /* diffrun.c - runs a program under the reference evaluator and the runtime
  * in every mode and compares the outcomes byte for byte: the
  * stc_result_to_json line, or "error CODE (text): " and
- * stc_result_error_format. Uses only stc.h. */
+ * stc_result_error_format (trun_outcome_text). Uses only stc.h, through
+ * tests/support/run_modes.h. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "diffrun.h"
+#include "run_modes.h"
 #include "stc.h"
 
 const diff_mode diff_modes[] = {{1, 1, false}, {1, 0, false}, {2, 1, false}, {2, 0, false}, {3, 1, false},
@@ -56,35 +58,23 @@ void verdict_free(verdict *v)
 
 static char *outcome(stc_program *prog, const diff_mode *m, stc_run_stats *stats)
 {
-    stc_run_opts opts = {.reference = m == NULL, .workers = m ? m->workers : 0,
-                         .queue_capacity = m ? m->queue_capacity : 0,
-                         .perturb_seed = m && m->perturb ? (unsigned)diff_seed | 1u : 0};
-    stc_result *res = NULL;
-    int rc = stc_run(prog, &opts, &res);
-    char *text = NULL;
-    if (rc == 0 && res) {
-        text = stc_result_to_json(res);
-    } else {
-        char *err = res ? stc_result_error_format(res) : NULL;
-        int code = res ? stc_result_error(res).code : rc;
-        text = xprintf("error %d (%s): %s", code, stc_strerror(code), err ? err : "(no result)");
-        free(err);
-    }
+    trun_mode mode = {.reference = true};
+    if (m) mode = (trun_mode){.workers = m->workers, .queue_capacity = m->queue_capacity,
+                              .perturb_seed = m->perturb ? (unsigned)diff_seed | 1u : 0};
+    stc_run_opts opts = trun_opts(&mode);
+    trun_outcome o;
+    trun_run(prog, &opts, &mode, NULL, &o);
+    char *text = trun_outcome_text(&o);
     if (!text) text = xprintf("(out of memory printing the result)");
-    if (stats && res) *stats = stc_result_stats(res);
-    stc_result_free(res);
+    if (stats && o.has_result) *stats = o.stats;
+    trun_outcome_free(&o);
     return text;
 }
 
 static stc_program *compile(stc_env *env, const char *src, char **diags_text)
 {
-    stc_program *prog = NULL;
-    stc_diags *diags = NULL;
-    if (stc_compile(env, src, strlen(src), "gen.stc", &prog, &diags) != 0 && diags_text) {
-        char *t = stc_diags_format(diags);
-        *diags_text = t ? t : xprintf("(no diagnostics)\n");
-    }
-    stc_diags_free(diags);
+    stc_program *prog;
+    trun_compile(env, src, strlen(src), "gen.stc", &prog, diags_text);
     return prog;
 }
 
@@ -268,19 +258,14 @@ static char *expectation(const char *src)
     if (!prog) {
         e = xprintf("-- does not compile:\n%s", diags ? diags : "");
     } else {
-        stc_run_opts opts = {.reference = true};
-        stc_result *res = NULL;
-        int rc = stc_run(prog, &opts, &res);
-        char *json = rc == 0 && res ? stc_result_to_json(res) : NULL;
-        char *err = res ? stc_result_error_format(res) : NULL;
-        stc_error_info info = res ? stc_result_error(res) : (stc_error_info){0};
-        const char *msg = err ? strstr(err, ": error: ") : NULL;
-        if (json) e = xprintf("-- expect: %s", json);
-        else if (msg) e = xprintf("-- expect runtime error: %d:%d: %s", info.line, info.col, msg + 9);
+        stc_run_opts opts = trun_opts(&(trun_mode){.reference = true});
+        trun_outcome o;
+        int rc = trun_run(prog, &opts, NULL, NULL, &o);
+        const char *msg = o.error ? strstr(o.error, ": error: ") : NULL;
+        if (rc == 0 && o.json) e = xprintf("-- expect: %s", o.json);
+        else if (msg) e = xprintf("-- expect runtime error: %d:%d: %s", o.line, o.col, msg + 9);
         else e = xprintf("-- reference failed: %s", stc_strerror(rc));
-        free(json);
-        free(err);
-        stc_result_free(res);
+        trun_outcome_free(&o);
     }
     free(diags);
     stc_program_free(prog);

@@ -11,7 +11,7 @@
 
 typedef struct diff_mode {
     int workers, queue_capacity; /* queue_capacity 0: the default */
-    bool perturb;                /* stc_run_opts.perturb_seed = the seed */
+    bool perturb;                /* run_testing_opts.perturb_seed = the seed */
 } diff_mode;
 
 /* workers 1, 2, 3, 8 x queue capacities 1, 0; then two perturbed modes. */

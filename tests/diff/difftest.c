@@ -15,7 +15,7 @@
  * expectation, ready for tests/diff/regress.
  *
  * --long: 100000 programs (unless --count is given). --perturb: two more
- * modes with the scheduler's perturbation on (stc_run_opts.perturb_seed).
+ * modes with the scheduler's perturbation on (run_testing_opts.perturb_seed).
  * --verbose: print every program with the reference's outcome.
  * --print: print every program with its expectation, and run nothing else.
  * --no-fork: run everything in this process (for a debugger).

@@ -12,12 +12,16 @@
  * comes N-th in that run: a different schedule each time, by design.
  *
  * malloc, calloc and realloc are wrapped with ld --wrap (see CMakeLists).
+ * Programs are compiled and modes made by tests/support/run_modes.h; the
+ * runs are this file's own, as the injection must stop between a run and
+ * the printing of its result (trun_run does both).
  * Ends with "fault_oom: N passed, N failed". */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_modes.h"
 #include "stc.h"
 
 void *__real_malloc(size_t n);
@@ -91,6 +95,22 @@ static const char *progs[] = {
     "fun d(x) = [x, x]\nfun d8(x) = d(d(d(d(d(d(d(d(x))))))))\n"
     "main = let x = d8(d8(1.5)) in (x == d8(d8(1.5)), x == x, len(str(d8(d(d(d(d(d(1)))))))),"
     " smap(fn k => d8(d8(k)) == d8(d8(2)), [1, 2]))\n",
+    /* From the evaluator-only eval_oom.c this file replaced: case on ints, closures, a thread
+     * outside smap, errors from a C thread, nth and a case with no match, deep recursion,
+     * a thread of a tuple. (Not its `loop(0)` to the depth limit: 136 runs of that took
+     * 9 s, three quarters of this test's time, for a path tests/lang covers.) */
+    "fun foo(x, s) = (x + 2, s + 2)\nfun bar(x, s) = (x * 3, s + 3)\nthread f = foo init 0\n"
+    "thread b1 = bar init 0\nthread b2 = bar init 0\n"
+    "main = smap(fn x => let y = f(x) in case y of 4 => b1(y) | 8 => b2(y), [2, 6])\n",
+    "fun mk(a) = fn x => fn y => (a, [x, y], \"s\")\nfun acc(x, s) = ((s, x), [x])\nthread t = acc init [0]\n"
+    "main = let f = mk(1) in let g = f(2) in (g(3), smap(fn p => t(p), [1, 2, 3]), inl (1, 2), range(0, 10))\n",
+    "thread c = cthr init 5\nmain = (smap(fn x => c(x), [1, 2]), c(3))\n",
+    "thread c = cthr init 5\nmain = (smap(fn x => c(x), [1, -2]), c(3))\n",
+    "fun f(x) = case x of (a, b) => if a > 2 then nth([a], b) else 0\nmain = smap(f, [(1, 0), (3, 0), (4, 1)])\n",
+    "fun f(v) = case v of inl x => x | inr y => 0\nmain = (f(inl 1), case inl [(1, \"x\")] of inr q => q)\n",
+    "fun r(n) = if n == 0 then [n] else smap(fn x => x + 1, r(n - 1))\nmain = r(50)\n",
+    "fun step(a, b, s) = (a - b + s, s + 1)\nthread t = step init 10\n"
+    "main = (t(1, 2), smap(t, [(5, 1), (7, 10)]), let p = (0, 0) in t(p), smap(fn (a, b) => a * b, [(1, 2)]))\n",
 };
 
 /* Stream programs (fun main(xs)): run with a source of 40 strs "0".."39"
@@ -133,11 +153,6 @@ static int oom_sink(void *ud, long long index, stc_value v, stc_ctx *cx)
     return 0;
 }
 
-typedef struct oom_mode {
-    const char *name;
-    stc_run_opts opts;
-} oom_mode;
-
 /* The outcome of one run: JSON, or the error text; NULL when stc_run
  * itself gave up (ENOMEM before a result existed). rc receives its code. */
 static char *oom_run(stc_program *prog, const stc_run_opts *opts, int *rc)
@@ -167,27 +182,24 @@ int main(void)
     stc_thread_def def = {.name = "cthr", .fn = cfn, .type = "int -> (int, str)", .state_type = "int",
                           .state_size = 8, .state_init = cinit, .state_to_value = cval};
     if (!env || stc_env_add_thread(env, &def) != 0) return 1;
-    oom_mode modes[] = {
-        {"reference", {.reference = true}},
-        {"1 worker", {.workers = 1}},
-        {"2 workers", {.workers = 2, .queue_capacity = 1}},
-    };
+    const trun_mode modes[] = {{.reference = true}, {.workers = 1}, {.workers = 2, .queue_capacity = 1}};
     size_t nprogs = sizeof progs / sizeof *progs, nstream = sizeof stream_progs / sizeof *stream_progs;
     for (size_t k = 0; k < nprogs + nstream; k++) {
         const char *src = k < nprogs ? progs[k] : stream_progs[k - nprogs];
         stc_program *prog = NULL;
-        stc_diags *d = NULL;
-        if (stc_compile(env, src, strlen(src), "f.stc", &prog, &d) != 0) {
-            char *m = stc_diags_format(d);
-            printf("FAIL program %zu does not compile: %s\n", k, m ? m : "?");
-            free(m);
-            stc_diags_free(d);
+        char *diags = NULL;
+        if (trun_compile(env, src, strlen(src), "f.stc", &prog, &diags) != 0) {
+            printf("FAIL program %zu does not compile: %s\n", k, diags ? diags : "?");
+            free(diags);
             failed++;
             continue;
         }
         for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+            const stc_run_opts opts = trun_opts(&modes[m]);
+            char name[64];
+            trun_mode_name(&modes[m], name, sizeof name);
             int base_rc;
-            char *base = oom_run(prog, &modes[m].opts, &base_rc);
+            char *base = oom_run(prog, &opts, &base_rc);
             int bad = base ? 0 : 1;
             long runs = 0, nomem = 0;
             for (int persistent = 0; persistent < 2 && !bad; persistent++) {
@@ -197,7 +209,7 @@ int main(void)
                     atomic_store(&oom_failed, 0);
                     atomic_store(&oom_armed, n);
                     int rc;
-                    char *txt = oom_run(prog, &modes[m].opts, &rc);
+                    char *txt = oom_run(prog, &opts, &rc);
                     atomic_store(&oom_armed, -1);
                     runs++;
                     bool hit = atomic_load(&oom_failed);
@@ -205,7 +217,7 @@ int main(void)
                     bool clean_oom = rc == STC_ENOMEM || (txt && strstr(txt, "out of memory"));
                     if (!same && !clean_oom) {
                         printf("FAIL program %zu, %s, %s allocation %ld: rc %d: %s\n  normal: %s\n", k,
-                               modes[m].name, persistent ? "from" : "only", n, rc, txt ? txt : "(no result)", base);
+                               name, persistent ? "from" : "only", n, rc, txt ? txt : "(no result)", base);
                         bad = 1;
                     }
                     nomem += !same;
@@ -214,7 +226,7 @@ int main(void)
                 }
             }
             printf("%s program %zu, %s: %ld runs with a failed allocation, %ld ended out of memory\n",
-                   bad ? "FAIL" : "ok", k, modes[m].name, runs, nomem);
+                   bad ? "FAIL" : "ok", k, name, runs, nomem);
             bad ? failed++ : passed++;
             free(base);
         }

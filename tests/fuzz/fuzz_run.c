@@ -22,6 +22,8 @@
  * With the environment variable FUZZ_RUN_STATS set, counts are printed at
  * exit (inputs, filtered, compiled, run, cancelled).
  *
+ * Modes and runs go through tests/support/run_modes.h.
+ *
  * Built with replay.c into fuzz_run_replay (any compiler), and with
  * clang -fsanitize=fuzzer into fuzz_run (-DSTC_FUZZ=ON). */
 #include <errno.h>
@@ -34,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "run_modes.h"
 #include "stc.h"
 
 #define FUZZ_FILE "fuzz.stc"
@@ -101,12 +104,12 @@ static void *fuzz_guard_main(void *arg)
     return NULL;
 }
 
-/* stc_run under the budget guard (without it if no thread can be made). */
-static int fuzz_guarded_run(stc_program *prog, stc_run_opts *opts, stc_result **res)
+/* trun_run under the budget guard (without it if no thread can be made). */
+static int fuzz_guarded_run(stc_program *prog, stc_run_opts *opts, trun_outcome *o)
 {
     static stc_cancel *cancel;
     if (!cancel) cancel = stc_cancel_new(); /* kept for the whole process */
-    if (!cancel) return stc_run(prog, opts, res);
+    if (!cancel) return trun_run(prog, opts, NULL, NULL, o);
     stc_cancel_reset(cancel);
     opts->cancel = cancel;
     fuzz_guard g = {.done = false, .cancel = cancel, .ms = FUZZ_RUN_BUDGET_MS};
@@ -114,7 +117,7 @@ static int fuzz_guarded_run(stc_program *prog, stc_run_opts *opts, stc_result **
     pthread_cond_init(&g.cv, NULL);
     pthread_t th;
     bool guarded = pthread_create(&th, NULL, fuzz_guard_main, &g) == 0;
-    int rc = stc_run(prog, opts, res);
+    int rc = trun_run(prog, opts, NULL, NULL, o);
     if (guarded) {
         pthread_mutex_lock(&g.mu);
         g.done = true;
@@ -133,26 +136,26 @@ static int fuzz_guarded_run(stc_program *prog, stc_run_opts *opts, stc_result **
  * STC_ERUNTIME, no JSON after a success, no message after a failure). */
 static char *fuzz_run_outcome(stc_program *prog, stc_run_opts *opts)
 {
-    stc_result *res = NULL;
-    int rc = fuzz_guarded_run(prog, opts, &res);
-    stc_error_info err = res ? stc_result_error(res) : (stc_error_info){0};
-    if (rc == STC_ECANCELED || err.code == STC_ECANCELED) fuzz_cancelled++;
-    if (rc == STC_ENOMEM || err.code == STC_ENOMEM || rc == STC_ECANCELED || err.code == STC_ECANCELED) {
-        stc_result_free(res);
+    trun_outcome o;
+    int rc = fuzz_guarded_run(prog, opts, &o);
+    if (rc == STC_ECANCELED || o.code == STC_ECANCELED) fuzz_cancelled++;
+    if (rc == STC_ENOMEM || o.code == STC_ENOMEM || rc == STC_ECANCELED || o.code == STC_ECANCELED) {
+        trun_outcome_free(&o);
         return NULL;
     }
     char *text = NULL;
     if (rc == 0 || rc == STC_ERUNTIME) {
-        if (!res) {
+        if (!o.has_result) {
             fprintf(stderr, "fuzz_run: stc_run returned %d without a result\n", rc);
             __builtin_trap();
         }
-        errno = 0;
-        text = rc == 0 ? stc_result_to_json(res) : stc_result_error_format(res);
-        if (!text && rc == 0 && errno == E2BIG) text = strdup("(result too large to print)");
-        if (!text || (rc == 0) != (err.message == NULL)) {
+        text = rc == 0 ? o.json : o.error; /* taken from o */
+        if (rc == 0) o.json = NULL;
+        else o.error = NULL;
+        if (!text && rc == 0 && o.json_errno == E2BIG) text = strdup("(result too large to print)");
+        if (!text || (rc == 0) == (o.message != NULL)) {
             fprintf(stderr, "fuzz_run: stc_run returned %d, output %s, error message %s\n", rc,
-                    text ? text : "(none)", err.message ? err.message : "(none)");
+                    text ? text : "(none)", o.message ? o.message : "(none)");
             __builtin_trap();
         }
     }
@@ -160,7 +163,7 @@ static char *fuzz_run_outcome(stc_program *prog, stc_run_opts *opts)
     char *out = malloc(len);
     if (out) snprintf(out, len, "%d %s", rc, text ? text : stc_strerror(rc));
     free(text);
-    stc_result_free(res);
+    trun_outcome_free(&o);
     return out;
 }
 
@@ -182,8 +185,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = stc_compile(env, (const char *)data, size, FUZZ_FILE, &prog, NULL);
     if (rc == 0) {
         fuzz_compiled++;
-        stc_run_opts ref = {.reference = true};
-        stc_run_opts par = {.workers = 2, .queue_capacity = 1};
+        stc_run_opts ref = trun_opts(&(trun_mode){.reference = true});
+        stc_run_opts par = trun_opts(&(trun_mode){.workers = 2, .queue_capacity = 1});
         char *a = fuzz_run_outcome(prog, &ref);
         char *b = a ? fuzz_run_outcome(prog, &par) : NULL;
         fuzz_ran += a && b;

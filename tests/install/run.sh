@@ -2,7 +2,8 @@
 # run.sh - the `install` test: installs the build into a temporary prefix and
 # builds examples/embed.c against it, with pkg-config (shared and static) and
 # with find_package(stc) (stc::stc and stc::stc_static); every build must
-# print examples/embed.expected.
+# print examples/embed.expected.  Then runs the README's embedding commands
+# as written there.
 #
 #   bash tests/install/run.sh BUILD_DIR SOURCE_DIR LIBDIR CC [SANITIZE]
 #
@@ -90,4 +91,25 @@ for exe in embed_shared embed_static; do
     diff -u "$src/examples/embed.expected" "$tmp/out_$exe" || fail "find_package $exe: wrong output"
 done
 
-echo "install: ok (pkg-config shared+static, find_package stc::stc and stc::stc_static)"
+# The README's embedding commands, exactly as written there (the block after
+# its "tests/install/run.sh runs" comment), in a copy of the repository's
+# layout with HOME in the temporary directory and no LD_LIBRARY_PATH: the
+# built program must find libstc.so by itself.
+readme_block=$(awk '/tests\/install\/run.sh runs the commands/ { want = 1; next }
+                    want && /^```/ { if (inside) exit; inside = 1; next }
+                    inside { print }' "$src/README.md")
+[ -n "$readme_block" ] || fail "README.md has no embedding block"
+mkdir -p "$tmp/readme/home"
+ln -s "$(cd "$build" && pwd)" "$tmp/readme/build"
+ln -s "$src/examples" "$tmp/readme/examples"
+# `cc` is the test's compiler, with the sanitizer of this build if any.
+cc_def="cc() { command \"$cc\" ${san[*]} \"\$@\"; }"
+(cd "$tmp/readme" && env -u LD_LIBRARY_PATH -u PKG_CONFIG_PATH HOME="$tmp/readme/home" \
+    bash -euo pipefail -c "$cc_def"$'\n'"$readme_block") >"$tmp/readme.out" 2>"$tmp/readme.err" || {
+    cat "$tmp/readme.out" "$tmp/readme.err"
+    fail "the README's embedding commands failed"
+}
+tail -n "$(wc -l <"$src/examples/embed.expected")" "$tmp/readme.out" | diff -u "$src/examples/embed.expected" - ||
+    fail "the README's embedding commands: wrong output"
+
+echo "install: ok (pkg-config shared+static, find_package stc::stc and stc::stc_static, the README's commands)"

@@ -3,9 +3,10 @@
  *   TEST(value_int_roundtrip) { CHECK(x == 1); CHECK_STR(s, "[1, 2]"); }
  *
  * Tests register themselves (a constructor per test) and tests/unit/main.c
- * runs them all, or those whose name contains argv[1]. A failed CHECK
- * records the failure and the test goes on; the runner ends with the line
- * "N passed, N failed". */
+ * runs them: all (each in a child process), one by name (`unit_tests NAME`,
+ * as each ctest unit.SUITE.NAME does), or `--list` them. Test names are
+ * unique across files. A failed CHECK records the failure and the test goes
+ * on; the runner ends with the line "unit: N passed, N failed". */
 #ifndef STC_TEST_H
 #define STC_TEST_H
 

@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "test.h"
+#include "run_check.h"
 #include "stc.h"
+#include "test.h"
 
 /* ---- a C state thread: a running sum of its inputs ---- */
 typedef struct summer { int64_t sum; int *freed; } summer;
@@ -44,25 +45,38 @@ static stc_env *env_with_summer(int *freed)
     return env;
 }
 
+/* Runs src at 2 workers, expecting expect_rc: the JSON line or the error. */
 static char *run_json(stc_env *env, const char *src, int expect_rc)
 {
-    stc_program *prog = NULL;
-    stc_diags *d = NULL;
-    int rc = stc_compile(env, src, strlen(src), "t.stc", &prog, &d);
-    if (rc != 0) {
-        char *msg = stc_diags_format(d);
-        test_fail(__FILE__, __LINE__, "compile failed: %s", msg ? msg : "?");
-        free(msg);
-        stc_diags_free(d);
-        return NULL;
-    }
-    stc_result *res = NULL;
-    rc = stc_run(prog, &(stc_run_opts){.workers = 2}, &res);
-    CHECK_INT(rc, expect_rc);
-    char *out = rc == 0 ? stc_result_to_json(res) : stc_result_error_format(res);
-    stc_result_free(res);
+    stc_program *prog = UNIT_COMPILE(env, src, "t.stc");
+    if (!prog) return NULL;
+    trun_outcome o;
+    CHECK_INT(trun_run(prog, &(stc_run_opts){.workers = 2}, NULL, NULL, &o), expect_rc);
+    char *out = o.rc == 0 ? o.json : o.error; /* taken from o */
+    if (o.rc == 0) o.json = NULL;
+    else o.error = NULL;
+    trun_outcome_free(&o);
     stc_program_free(prog);
     return out;
+}
+
+/* The codes are ABI: their values and texts must not move when the table
+ * in stc.h (STC_ERROR_MAP) is edited. */
+TEST(api_error_codes_keep_their_values)
+{
+    static const struct { int code, value; const char *text; } want[] = {
+        {STC_OK, 0, "success"}, {STC_ENOMEM, -1, "out of memory"}, {STC_EINVAL, -2, "invalid argument"},
+        {STC_ECOMPILE, -3, "the program does not compile"}, {STC_ERUNTIME, -4, "runtime error"},
+        {STC_EIO, -5, "input/output error"}, {STC_ETYPE, -6, "value has the wrong type"},
+        {STC_ERANGE, -7, "out of range"}, {STC_EEXIST, -8, "name already defined"},
+        {STC_ENOENT, -9, "name not defined"}, {STC_ECANCELED, -10, "run cancelled"},
+        {STC_ELIMIT, -11, "limit exceeded"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CHECK_INT(want[i].code, want[i].value);
+        CHECK_STR(stc_strerror(want[i].code), want[i].text);
+    }
+    CHECK_STR(stc_strerror(-12), "unknown error");
+    CHECK_STR(stc_strerror(1), "unknown error");
 }
 
 TEST(api_env_rejects_bad_defs)
@@ -85,6 +99,42 @@ TEST(api_env_rejects_bad_defs)
     CHECK_INT(stc_env_add_thread(env, &def), STC_EINVAL);
     stc_env_free(env);
     stc_env_free(NULL);
+}
+
+static int inc_fn(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)state;
+    (void)cx;
+    *out = stc_value_int(in->as.i + 1);
+    return 0;
+}
+
+/* A compiled program keeps its C threads when the env registers more after
+ * it (the env's table grows and moves; the threads must not). */
+TEST(api_env_grows_after_compile)
+{
+    stc_env *env = stc_env_new();
+    CHECK_INT(stc_env_add_thread(env, &(stc_thread_def){.name = "inc", .fn = inc_fn, .type = "int -> int",
+                                                        .access = STC_PURE}), 0);
+    const char *src = "thread t = inc\nmain = smap(fn x => t(x), [1, 2, 3])\n";
+    stc_program *prog = NULL;
+    CHECK_INT(stc_compile(env, src, strlen(src), "t.stc", &prog, NULL), 0);
+    for (int i = 0; i < 40; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "other%d", i);
+        CHECK_INT(stc_env_add_thread(env, &(stc_thread_def){.name = name, .fn = inc_fn,
+                                                            .type = "(int, str) -> [int]"}), 0);
+    }
+    for (int reference = 0; reference < 2; reference++) {
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2, .reference = reference}, &res), 0);
+        char *j = stc_result_to_json(res);
+        CHECK_STR(j, "{\"result\": [2, 3, 4], \"states\": {\"t\": null}}");
+        free(j);
+        stc_result_free(res);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
 }
 
 TEST(api_c_thread_in_smap)

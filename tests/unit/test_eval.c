@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "api/result.h"
 #include "eval/eval.h"
 #include "eval/eval_internal.h"
 #include "ir/ir.h"
 #include "test.h"
+#include "value/result.h"
 #include "value/value.h"
 
 /* ---- IR construction helpers ---------------------------------------------- */

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 
 #include "api/env.h"
-#include "api/result.h"
 #include "eval/eval.h"
 #include "eval/eval_internal.h"
 #include "ir/resolve.h"
@@ -15,6 +14,7 @@
 #include "lang/lang.h"
 #include "test.h"
 #include "util/diag.h"
+#include "value/result.h"
 #include "value/value.h"
 
 /* Compiles src; NULL (after reporting the diagnostics) if it does not. */

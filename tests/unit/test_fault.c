@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "run_check.h"
 #include "stc.h"
 #include "test.h"
 
@@ -49,27 +50,8 @@ static stc_env *fault_env(void)
     return env;
 }
 
-static char *fault_outcome(stc_program *prog, stc_run_opts opts)
-{
-    stc_result *res = NULL;
-    int rc = stc_run(prog, &opts, &res);
-    char *s = rc == 0 ? stc_result_to_json(res) : res ? stc_result_error_format(res) : NULL;
-    stc_result_free(res);
-    return s;
-}
-
-static stc_program *fault_compile(stc_env *env, const char *src)
-{
-    stc_program *prog = NULL;
-    stc_diags *d = NULL;
-    if (stc_compile(env, src, strlen(src), "fault.stc", &prog, &d) != 0) {
-        char *m = stc_diags_format(d);
-        test_fail(__FILE__, __LINE__, "compile failed: %s", m ? m : "?");
-        free(m);
-        stc_diags_free(d);
-    }
-    return prog;
-}
+#define fault_compile(env, src) UNIT_COMPILE(env, src, "fault.stc")
+#define fault_outcome(prog, opts) unit_outcome(prog, opts, NULL)
 
 /* Three writing stages with a pure one between each; stage s fails at the
  * item in fail[s] (-1: never). */
@@ -83,22 +65,17 @@ static void fault_pipeline(stc_env *env, int n, const int fail[3], unsigned pert
              (fail[2] < 0 ? 0 : 3 * (2 * fail[2] + 1) + 3) * 1000 + 3, n);
     stc_program *prog = fault_compile(env, src);
     if (!prog) return;
-    char *ref = fault_outcome(prog, (stc_run_opts){.reference = true});
+    trun_mode modes[9];
+    int nmodes = trun_modes_parse("1,2,4", "1,3,0", perturb, 60000, modes, 9);
+    CHECK_INT(nmodes, 9);
+    char *ref = NULL, *got = NULL, name[64];
+    int bad = trun_check_modes(prog, modes, nmodes, NULL, NULL, &ref, &got);
     if (fail[0] >= 0 || fail[1] >= 0 || fail[2] >= 0) CHECK_CONTAINS(ref, ": error: thread 't");
     else CHECK_CONTAINS(ref, "{\"result\": [");
-    static const int workers[] = {1, 2, 4}, caps[] = {1, 3, 0};
-    for (int w = 0; w < 3; w++) {
-        for (int c = 0; c < 3; c++) {
-            stc_run_opts o = {.workers = workers[w], .queue_capacity = caps[c], .perturb_seed = perturb,
-                              .watchdog_ms = 60000};
-            char *got = fault_outcome(prog, o);
-            if (!ref || !got || strcmp(ref, got) != 0)
-                test_fail(__FILE__, __LINE__, "fail at {%d, %d, %d} of %d, %d workers, capacity %d: %s, reference %s",
-                          fail[0], fail[1], fail[2], n, workers[w], caps[c], got ? got : "(null)",
-                          ref ? ref : "(null)");
-            free(got);
-        }
-    }
+    if (bad >= 0)
+        test_fail(__FILE__, __LINE__, "fail at {%d, %d, %d} of %d, %s: %s, reference %s", fail[0], fail[1], fail[2],
+                  n, trun_mode_name(&modes[bad], name, sizeof name), got ? got : "(null)", ref ? ref : "(null)");
+    free(got);
     free(ref);
     stc_program_free(prog);
 }
@@ -159,11 +136,12 @@ static int fault_run_cancelled(stc_program *prog, stc_run_opts o, int delay_ms, 
     o.cancel = c;
     if (delay_ms == 0) stc_cancel_request(c);
     else pthread_create(&th, NULL, fault_cancel_later, &k);
-    stc_result *res = NULL;
-    int rc = stc_run(prog, &o, &res);
+    trun_outcome out;
+    int rc = trun_run(prog, &o, NULL, NULL, &out);
     if (delay_ms != 0) pthread_join(th, NULL);
-    *err = res && rc != 0 ? stc_result_error_format(res) : NULL;
-    stc_result_free(res);
+    *err = out.error; /* taken from out */
+    out.error = NULL;
+    trun_outcome_free(&out);
     stc_cancel_free(c);
     return rc;
 }
@@ -255,8 +233,8 @@ TEST(fault_early_error_wakes_every_worker)
                                            "main = smap(fn x => t1(t0(x) + 1), range(0, 50))\n");
     int wrong = 0;
     for (int i = 0; prog && i < 300 && wrong < 3; i++) {
-        char *got = fault_outcome(prog, (stc_run_opts){.workers = 8, .queue_capacity = 1, .perturb_seed = 1u + (unsigned)i,
-                                                       .watchdog_ms = 30000});
+        trun_mode m = {.workers = 8, .queue_capacity = 1, .perturb_seed = 1u + (unsigned)i, .watchdog_ms = 30000};
+        char *got = unit_outcome_aided(prog, trun_opts(&m), &m, NULL);
         if (!got || !strstr(got, "failed at 0 (in thread 't0', smap item 0)")) {
             wrong++;
             test_fail(__FILE__, __LINE__, "run %d: %s", i, got ? got : "(null)");

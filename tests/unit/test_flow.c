@@ -7,60 +7,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "run_check.h"
 #include "stc.h"
 #include "test.h"
 
-static stc_program *flow_compile(stc_env *env, const char *src)
-{
-    stc_program *prog = NULL;
-    stc_diags *d = NULL;
-    if (stc_compile(env, src, strlen(src), "flow.stc", &prog, &d) != 0) {
-        char *msg = stc_diags_format(d);
-        test_fail(__FILE__, __LINE__, "compile failed: %s", msg ? msg : "?");
-        free(msg);
-        stc_diags_free(d);
-        return NULL;
-    }
-    return prog;
-}
-
-/* The JSON line of a run, or "error: ..." (malloc'd). */
-static char *flow_outcome(stc_program *prog, stc_run_opts opts, stc_run_stats *stats)
-{
-    stc_result *res = NULL;
-    int rc = stc_run(prog, &opts, &res);
-    char *s = NULL;
-    if (rc == 0) {
-        s = stc_result_to_json(res);
-    } else if (res) {
-        char *e = stc_result_error_format(res);
-        s = malloc(strlen(e) + 8);
-        sprintf(s, "error: %s", e);
-        free(e);
-    }
-    if (stats) *stats = stc_result_stats(res);
-    stc_result_free(res);
-    return s;
-}
+#define flow_compile(env, src) UNIT_COMPILE(env, src, "flow.stc")
 
 /* Runs prog under the reference and under the runtime at several worker
- * counts and capacities; every outcome must be the reference's. */
+ * counts and capacities; every outcome must be the reference's, which
+ * starts with expect_prefix (NULL: anything). */
 static void flow_check_modes(stc_program *prog, const char *expect_prefix)
 {
-    char *ref = flow_outcome(prog, (stc_run_opts){.reference = true}, NULL);
-    CHECK(ref != NULL);
-    if (!ref) return;
-    if (expect_prefix) CHECK(strncmp(ref, expect_prefix, strlen(expect_prefix)) == 0);
-    static const int workers[] = {1, 2, 3, 8}, caps[] = {1, 0};
-    for (size_t w = 0; w < sizeof workers / sizeof *workers; w++) {
-        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
-            char *got = flow_outcome(prog, (stc_run_opts){.workers = workers[w], .queue_capacity = caps[c]}, NULL);
-            if (!got || strcmp(got, ref) != 0)
-                test_fail(__FILE__, __LINE__, "workers %d capacity %d: %s, reference %s", workers[w], caps[c],
-                          got ? got : "(null)", ref);
-            free(got);
-        }
-    }
+    char *ref = CHECK_MODES(prog, "1,2,3,8", "1,0", NULL, NULL);
+    if (expect_prefix) CHECK(ref && strncmp(ref, expect_prefix, strlen(expect_prefix)) == 0);
     free(ref);
 }
 
@@ -74,8 +33,8 @@ TEST(flow_in_flight_bounded_on_a_million_items)
         "main = len(smap(fn x => b(a(x) % 1000) + 1, range(0, 1000000)))\n");
     if (prog) {
         stc_run_stats st;
-        char *ref = flow_outcome(prog, (stc_run_opts){.reference = true}, NULL);
-        char *got = flow_outcome(prog, (stc_run_opts){.workers = 2, .queue_capacity = 8, .max_batches = 4}, &st);
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        char *got = unit_outcome(prog, (stc_run_opts){.workers = 2, .queue_capacity = 8, .max_batches = 4}, &st);
         CHECK(ref && got && strcmp(ref, got) == 0);
         CHECK_INT(st.smaps_parallel, 1);
         CHECK_INT(st.items, 1000000);
@@ -96,11 +55,11 @@ TEST(flow_stats_reference_and_declined)
                                           "thread a = acc init 0\nmain = smap(a, [1, 2, 3])\n");
     if (prog) {
         stc_run_stats st;
-        char *s = flow_outcome(prog, (stc_run_opts){.reference = true}, &st);
+        char *s = unit_outcome(prog, (stc_run_opts){.reference = true}, &st);
         CHECK_INT(st.workers, 0);
         CHECK_INT(st.smaps_parallel + st.smaps_sequential, 0);
         free(s);
-        s = flow_outcome(prog, (stc_run_opts){.workers = 2}, &st);
+        s = unit_outcome(prog, (stc_run_opts){.workers = 2}, &st);
         CHECK_STR(s, "{\"result\": [1, 12, 123], \"states\": {\"a\": 123}}");
         CHECK_INT(st.workers, 2);
         CHECK_INT(st.smaps_sequential, 1);
@@ -232,13 +191,13 @@ TEST(flow_c_thread_error_in_the_middle_then_rerun)
         "main = smap(fn x => w1(if x == 401 then 666 else x) + w2(p(if x == 400 then 5 else 1) + 640),"
         " range(0, 1000))\n");
     if (prog) {
-        flow_check_modes(prog, "error: flow.stc:4:");
-        char *ref = flow_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        flow_check_modes(prog, "error -4 (runtime error): flow.stc:4:");
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
         CHECK_CONTAINS(ref, "thread 'w2' failed: input 666 refused (in thread 'w2', smap item 400)");
         free(ref);
         /* The same program runs again, many times, after errors. */
         for (int i = 0; i < 20; i++) {
-            char *again = flow_outcome(prog, (stc_run_opts){.workers = 2, .queue_capacity = 1 + i % 3}, NULL);
+            char *again = unit_outcome(prog, (stc_run_opts){.workers = 2, .queue_capacity = 1 + i % 3}, NULL);
             CHECK_CONTAINS(again, "smap item 400)");
             free(again);
         }
@@ -272,9 +231,9 @@ TEST(flow_tuple_items_as_tasks)
         "thread f = acc init 1\nthread g = acc init 2\n"
         "main = (f(spin(2000, 3)), g(spin(2000, 4)), f(5) + 100 / (len([1]) - 1), g(7))\n");
     if (prog) {
-        flow_check_modes(prog, "error: flow.stc:5:56: error: division by zero");
+        flow_check_modes(prog, "error -4 (runtime error): flow.stc:5:56: error: division by zero");
         stc_run_stats st;
-        char *s = flow_outcome(prog, (stc_run_opts){.workers = 2}, &st);
+        char *s = unit_outcome(prog, (stc_run_opts){.workers = 2}, &st);
         CHECK_INT(st.task_groups, 1);
         free(s);
     }
@@ -291,7 +250,7 @@ TEST(flow_tuple_items_as_tasks)
         "fun boom(x) = nth([x], x)\n"
         "thread f = acc init 1\nthread g = acc init 2\n"
         "main = (f(boom(0) + 1), g(boom(5)), f(boom(7)))\n");
-    if (prog) flow_check_modes(prog, "error: flow.stc:2:15: error: nth: index 5 out of range");
+    if (prog) flow_check_modes(prog, "error -4 (runtime error): flow.stc:2:15: error: nth: index 5 out of range");
     stc_program_free(prog);
     stc_env_free(env);
 }
@@ -302,7 +261,7 @@ static long long flow_task_groups(stc_program *prog, const char *expect_prefix, 
 {
     flow_check_modes(prog, expect_prefix);
     stc_run_stats st = {0};
-    char *s = flow_outcome(prog, (stc_run_opts){.workers = workers}, &st);
+    char *s = unit_outcome(prog, (stc_run_opts){.workers = workers}, &st);
     free(s);
     return st.task_groups;
 }
@@ -380,7 +339,7 @@ static void *flow_pool_thread(void *arg)
 {
     flow_pool_job *j = arg;
     for (int i = 0; i < 20; i++)
-        j->out[i] = flow_outcome(j->prog, (stc_run_opts){.pool = j->pool, .queue_capacity = 1 + i % 4}, NULL);
+        j->out[i] = unit_outcome(j->prog, (stc_run_opts){.pool = j->pool, .queue_capacity = 1 + i % 4}, NULL);
     return NULL;
 }
 
@@ -397,9 +356,9 @@ TEST(flow_pool_kept_across_runs_and_shared)
     stc_pool_free(NULL);
     CHECK(stc_pool_new(0) == NULL);
     if (prog && pool) {
-        char *ref = flow_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
         stc_run_stats st;
-        char *got = flow_outcome(prog, (stc_run_opts){.pool = pool}, &st);
+        char *got = unit_outcome(prog, (stc_run_opts){.pool = pool}, &st);
         CHECK(ref && got && !strcmp(ref, got));
         CHECK_INT(st.workers, 2);
         CHECK_INT(st.smaps_parallel, 1);

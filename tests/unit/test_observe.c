@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "run_check.h"
 #include "stc.h"
 #include "test.h"
 
@@ -16,18 +17,7 @@ static const char *observe_src =
     "thread z = acc init 1\n"
     "main = smap(fn x => let y = r(a(x)) in z(if y % 2 == 0 then hi(y) else lo(y)), range(0, 300))\n";
 
-static stc_program *observe_compile(stc_env *env, const char *src)
-{
-    stc_program *prog = NULL;
-    stc_diags *d = NULL;
-    if (stc_compile(env, src, strlen(src), "obs.stc", &prog, &d) != 0) {
-        char *m = stc_diags_format(d);
-        test_fail(__FILE__, __LINE__, "compile failed: %s", m ? m : "?");
-        free(m);
-        stc_diags_free(d);
-    }
-    return prog;
-}
+#define observe_compile(env, src) UNIT_COMPILE(env, src, "obs.stc")
 
 TEST(observe_graph_names_every_stage)
 {

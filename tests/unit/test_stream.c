@@ -6,22 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "run_check.h"
 #include "stc.h"
 #include "test.h"
 
-static stc_program *stream_compile(stc_env *env, const char *src)
-{
-    stc_program *prog = NULL;
-    stc_diags *d = NULL;
-    if (stc_compile(env, src, strlen(src), "stream.stc", &prog, &d) != 0) {
-        char *msg = stc_diags_format(d);
-        test_fail(__FILE__, __LINE__, "compile failed: %s", msg ? msg : "?");
-        free(msg);
-        stc_diags_free(d);
-        return NULL;
-    }
-    return prog;
-}
+#define stream_compile(env, src) UNIT_COMPILE(env, src, "stream.stc")
 
 /* A source of the ints 0..n-1 (or of strs when as_str), failing at item
  * fail_at (-1: never). */
@@ -84,44 +73,43 @@ static int text_sink_fn(void *ud, long long index, stc_value v, stc_ctx *cx)
     return 0;
 }
 
-/* Everything a stream run produced: sink text, then the JSON line or the
- * error (malloc'd). */
+/* Everything a stream run produced: sink text, then "ok " and the JSON
+ * line or "error: " and the error (malloc'd). */
 static char *stream_outcome(stc_program *prog, stc_run_opts opts, int_source src, long long sink_fail,
                             stc_run_stats *stats)
 {
     text_sink k = {.fail_at = sink_fail};
     stc_stream io = {int_source_fn, &src, text_sink_fn, &k};
-    stc_result *res = NULL;
-    int rc = stc_run_stream(prog, &opts, &io, &res);
-    char *tail = rc == 0 ? stc_result_to_json(res) : res ? stc_result_error_format(res) : NULL;
-    if (stats) *stats = stc_result_stats(res);
+    trun_outcome o;
+    trun_run(prog, &opts, NULL, &io, &o);
+    const char *tail = o.rc == 0 ? o.json : o.error;
+    if (stats) *stats = o.stats;
     size_t n = (k.text ? k.len : 0) + (tail ? strlen(tail) : 8) + 32;
     char *out = malloc(n);
-    snprintf(out, n, "%s%s%s", k.text ? k.text : "", rc == 0 ? "ok " : "error: ", tail ? tail : "(null)");
+    snprintf(out, n, "%s%s%s", k.text ? k.text : "", o.rc == 0 ? "ok " : "error: ", tail ? tail : "(null)");
     if (k.out_of_order) test_fail(__FILE__, __LINE__, "sink called out of order");
-    free(tail);
+    trun_outcome_free(&o);
     free(k.text);
-    stc_result_free(res);
     return out;
+}
+
+typedef struct stream_case {
+    int_source src;
+    long long sink_fail;
+} stream_case;
+
+static char *stream_runner(stc_program *prog, const trun_mode *m, void *ud)
+{
+    stream_case *c = ud;
+    return stream_outcome(prog, trun_opts(m), c->src, c->sink_fail, NULL);
 }
 
 /* The reference's outcome, then every worker count and capacity must give
  * the same. Returns the reference outcome (malloc'd). */
 static char *stream_check_modes(stc_program *prog, int_source src, long long sink_fail)
 {
-    char *ref = stream_outcome(prog, (stc_run_opts){.reference = true}, src, sink_fail, NULL);
-    static const int workers[] = {1, 2, 4}, caps[] = {1, 3, 0};
-    for (size_t w = 0; w < sizeof workers / sizeof *workers; w++) {
-        for (size_t c = 0; c < sizeof caps / sizeof *caps; c++) {
-            stc_run_opts o = {.workers = workers[w], .queue_capacity = caps[c]};
-            char *got = stream_outcome(prog, o, src, sink_fail, NULL);
-            if (strcmp(got, ref) != 0)
-                test_fail(__FILE__, __LINE__, "workers %d capacity %d:\n%s\nreference:\n%s", workers[w], caps[c],
-                          got, ref);
-            free(got);
-        }
-    }
-    return ref;
+    stream_case c = {src, sink_fail};
+    return CHECK_MODES(prog, "1,2,4", "1,3,0", stream_runner, &c);
 }
 
 static const char pipeline_src[] =

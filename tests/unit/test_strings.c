@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "run_check.h"
 #include "stc.h"
 #include "test.h"
 
@@ -30,17 +31,12 @@ typedef struct ts_out {
 static ts_out ts_run(const char *src, int workers)
 {
     ts_out o = {-100, NULL};
-    stc_program *prog = NULL;
-    stc_diags *d = NULL;
-    if (stc_compile(NULL, src, strlen(src), "t.stc", &prog, &d) != 0) {
-        test_fail(__FILE__, __LINE__, "does not compile: %.200s", src);
-        stc_diags_free(d);
-        return o;
-    }
-    stc_diags_free(d);
-    stc_run_opts opts = {.reference = workers == 0, .workers = workers, .queue_capacity = 1};
+    stc_program *prog = UNIT_COMPILE(NULL, src, "t.stc");
+    if (!prog) return o;
+    trun_mode mode = {.reference = workers == 0, .workers = workers, .queue_capacity = 1};
+    stc_run_opts opts = trun_opts(&mode);
     stc_result *r = NULL;
-    o.rc = stc_run(prog, &opts, &r);
+    o.rc = stc_run(prog, &opts, &r); /* not trun_run: the value's text is wanted, not the JSON */
     if (o.rc == 0) {
         o.text = stc_value_to_text(stc_result_value(r));
     } else if (r) {

@@ -1,6 +1,10 @@
-/* result.h - struct stc_result: result value, final states, error. */
-#ifndef STC_API_RESULT_H
-#define STC_API_RESULT_H
+/* result.h - struct stc_result: what a run produces (main's value, the
+ * final states, the first error, the runtime's counters, the profile).
+ *
+ * Kept low in the layers because the evaluator (src/eval) fills it and
+ * src/api/result.c gives the host its public accessors (stc.h). */
+#ifndef STC_VALUE_RESULT_H
+#define STC_VALUE_RESULT_H
 
 #include <stdarg.h>
 
@@ -19,6 +23,9 @@ struct stc_result {
     long long input_items; /* a stream program's input items read */
     struct result_profile *profile; /* opts.profile runs only (src/trace/profile.h) */
 };
+
+/* Frees r and everything it owns (stc_result_free). NULL is a no-op. */
+void result_free(stc_result *r);
 
 /* A result with room for n states (all unit, names copied). NULL on OOM. */
 stc_result *result_new(size_t nstates, const char *const *names);

@@ -1,4 +1,5 @@
-/* graph.c - the compiled dataflow graph as Graphviz DOT (stc graph).
+/* graph.c - the compiled dataflow graph as Graphviz DOT (stc_program_graph,
+ * `stc graph`).
  *
  * Stage view: one cluster per smap of the program, a node per pipeline
  * stage named after its threads (or the functions a replicated stage
@@ -6,10 +7,11 @@
  * segment / g x h; edges carry the type of what flows.  Replicated stages
  * are drawn as stacked boxes.  Thread view (the seed's multigraph): types
  * are nodes, every thread is an edge from its input type to its output. */
+#include "flow/graph.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/program.h"
 #include "flow/flow.h"
 #include "util/buf.h"
 
@@ -145,10 +147,9 @@ static void graph_threads(graph_ctx *g)
     free(types);
 }
 
-char *stc_program_graph(const stc_program *prog, int view)
+char *flow_graph(const ir_program *p, int view)
 {
-    if (!prog || (view != STC_GRAPH_STAGES && view != STC_GRAPH_THREADS)) return NULL;
-    const ir_program *p = prog->ir;
+    if (!p || (view != STC_GRAPH_STAGES && view != STC_GRAPH_THREADS)) return NULL;
     flow_info *fi = flow_info_new(p);
     if (!fi) return NULL;
     buf b = BUF_INIT;

@@ -1,6 +1,9 @@
-/* cancel.h - struct stc_cancel: a flag a host raises to stop a run. */
-#ifndef STC_API_CANCEL_H
-#define STC_API_CANCEL_H
+/* cancel.h - struct stc_cancel: a flag a host raises to stop a run.
+ *
+ * Here, at the bottom of the layers, because the evaluator (src/eval) reads
+ * it while src/api/cancel.c implements the public stc_cancel_* calls. */
+#ifndef STC_UTIL_CANCEL_H
+#define STC_UTIL_CANCEL_H
 
 #include <stdatomic.h>
 #include <stdbool.h>

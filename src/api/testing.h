@@ -1,0 +1,24 @@
+/* testing.h - run options for stc's own test programs, not for hosts:
+ * they shake the schedule and guard against hangs.  Not installed and not
+ * in stc.h; tests/lang_runner.c, tests/diff and tests/unit include it from
+ * src/ and link the static library. */
+#ifndef STC_API_TESTING_H
+#define STC_API_TESTING_H
+
+#include "stc.h"
+
+typedef struct run_testing_opts {
+    /* Workers yield and sleep at random around queue operations, seeded
+     * with this, to shake out schedule-dependent bugs (0: off). */
+    unsigned perturb_seed;
+    /* A pipeline that runs longer than this prints its queues to stderr
+     * and aborts the process (0: off; negative: STC_EINVAL). */
+    int watchdog_ms;
+} run_testing_opts;
+
+/* stc_run_stream (io NULL: stc_run) with the testing options t (NULL:
+ * none).  The reference evaluator ignores them. */
+int run_testing(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, const stc_stream *io,
+                stc_result **out);
+
+#endif
