@@ -102,7 +102,7 @@ static void diags_caret(buf *b, const stc_diags *d, int line, int col)
     if (line == 1 && d->src_len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3; /* the lexer skips a BOM */
     const char *e = p;
     while (e < end && *e != '\n' && *e != '\r') e++;
-    const char *caret = col > 0 && (size_t)(col - 1) <= (size_t)(e - p) ? p + col - 1 : e;
+    const char *caret = col <= 1 ? p : (size_t)(col - 1) <= (size_t)(e - p) ? p + col - 1 : e;
     bool cut_left = false, cut_right = false;
     if (e - p > DIAG_LINE_MAX) {
         const char *from = caret - p > DIAG_LINE_MAX / 2 ? caret - DIAG_LINE_MAX / 2 : p;
