@@ -1,9 +1,12 @@
 /* result.c - the public accessors of a run's result (the record itself
  * and its construction are in src/value/result.c). */
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "trace/profile.h"
 #include "util/buf.h"
+#include "util/diag.h"
 #include "value/result.h"
 #include "value/value.h"
 
@@ -52,8 +55,12 @@ char *stc_result_error_format(const stc_result *r)
     if (e->file && e->line > 0) buf_printf(&b, "%s:%d:%d: ", e->file, e->line, e->col);
     else if (e->file) buf_printf(&b, "%s: ", e->file);
     buf_printf(&b, "error: %s", e->message);
-    if (e->thread && e->item >= 0) buf_printf(&b, " (in thread '%s', smap item %lld)", e->thread, e->item);
-    else if (e->thread) buf_printf(&b, " (in thread '%s')", e->thread);
+    /* a thread's name is cut as compile diagnostics cut names */
+    int name_len = e->thread && strlen(e->thread) > DIAG_NAME_MAX ? DIAG_NAME_MAX : INT_MAX;
+    const char *cut = name_len == INT_MAX ? "" : "...";
+    if (e->thread && e->item >= 0)
+        buf_printf(&b, " (in thread '%.*s%s', smap item %lld)", name_len, e->thread, cut, e->item);
+    else if (e->thread) buf_printf(&b, " (in thread '%.*s%s')", name_len, e->thread, cut);
     else if (e->item >= 0) buf_printf(&b, " (smap item %lld)", e->item);
     return buf_take(&b);
 }

@@ -372,13 +372,14 @@ static int eval_compare(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b
     return 0;
 }
 
-EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+/* Binop e whose left operand is a (owned when own_a); consumes a. */
+static int eval_binop_with(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value a, bool own_a,
+                           stc_value *out)
 {
     ir_binop op = e->u.binop;
-    stc_value a, b;
-    bool own_a, own_b;
-    int rc = eval_operand(cx, e->a, fr, &a, &own_a);
-    if (rc) return rc;
+    stc_value b;
+    bool own_b;
+    int rc;
     if (op == OP_AND || op == OP_OR) { /* bools: nothing to count */
         if (a.tag != STC_T_BOOL) {
             if (own_a) stc_value_release(a);
@@ -409,6 +410,41 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
     if (own_a) stc_value_release(a);
     if (own_b) stc_value_release(b);
     return rc;
+}
+
+/* A chain a + b + c + ... (e->a is a binop) is one level, however long
+ * (docs/LANGUAGE.md section 6): a loop folds it left to right, every
+ * operand one depth unit below e (ir_chain in ir.h). The runtime compiles
+ * chains with the same depths (src/flow/compile.c). */
+EVAL_NOINLINE static int eval_chain(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    ir_chain ch;
+    if (!ir_chain_init(&ch, e)) {
+        ir_chain_free(&ch);
+        return eval_oom(cx, e->loc);
+    }
+    stc_value acc;
+    bool own;
+    int rc = eval_operand(cx, ch.nodes[ch.n - 1]->a, fr, &acc, &own);
+    for (size_t i = ch.n; rc == 0 && i-- > 0;) {
+        stc_value r;
+        rc = eval_binop_with(cx, ch.nodes[i], fr, acc, own, &r);
+        acc = r;
+        own = true;
+    }
+    ir_chain_free(&ch);
+    if (rc == 0) *out = own ? acc : stc_value_retain(acc);
+    return rc;
+}
+
+EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (e->a->kind == IR_BINOP) return eval_chain(cx, e, fr, out);
+    stc_value a;
+    bool own_a;
+    int rc = eval_operand(cx, e->a, fr, &a, &own_a);
+    if (rc) return rc;
+    return eval_binop_with(cx, e, fr, a, own_a, out);
 }
 
 EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)

@@ -183,7 +183,9 @@ static int str_concat(eval_ctx *cx, ir_loc loc, stc_value a, stc_value b, stc_va
         *out = stc_value_retain(y->len == 0 ? a : b);
         return 0;
     }
-    if (x->len > SIZE_MAX - y->len) return eval_oom(cx, loc);
+    /* The limit every text obeys (str's too): checked before allocating. */
+    if (x->len > VAL_PRINT_MAX || y->len > VAL_PRINT_MAX - x->len)
+        return eval_error(cx, STC_ELIMIT, loc, "concat: result too long (over %zu bytes)", (size_t)VAL_PRINT_MAX);
     stc_value r = val_str_alloc(x->len + y->len);
     if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
     memcpy(val_as_str(r)->data, x->data, x->len);

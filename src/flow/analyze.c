@@ -60,6 +60,11 @@ static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
 {
     if (!e || acc->all) return;
     const ir_program *p = fi->p;
+    while (e->kind == IR_BINOP) { /* a chain: its left spine by a loop (ir_chain in ir.h) */
+        flow_collect(fi, e->b, acc);
+        e = e->a;
+        if (!e || acc->all) return;
+    }
     switch (e->kind) {
     case IR_FUNREF:
         if (e->u.index >= 0 && e->u.index < p->nfuns) flow_set_join(fi, acc, fi->fun_sets[e->u.index]);
@@ -149,6 +154,11 @@ static bool flow_scan(const flow_info *fi, const ir_expr *e, bool calls)
 {
     if (!e) return false;
     const ir_program *p = fi->p;
+    while (e->kind == IR_BINOP) { /* a chain: its left spine by a loop */
+        if (flow_scan(fi, e->b, calls)) return true;
+        e = e->a;
+        if (!e) return false;
+    }
     switch (e->kind) {
     case IR_FUNREF: return e->u.index >= 0 && e->u.index < p->nfuns && fi->fun_smap[e->u.index];
     case IR_LAMBDA: return flow_scan(fi, e->u.fn->body, calls);

@@ -12,6 +12,7 @@
  * Stages: a thread's steps, from its first use to its last, and everything
  * between, form one serial stage (overlapping spans merge); the steps
  * between serial spans form replicated stages. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "flow/flow.h"
@@ -140,6 +141,87 @@ static void flow_split_call(flow_cc *c, const ir_expr *call, const int *args, in
     if (s) s->thread = t;
 }
 
+/* A chain a + b + c + ... (ir_chain in ir.h) by loops, as the evaluator
+ * folds it (eval_chain): every operand one level below the chain, the
+ * nodes cut as flow_compile cuts a single binop (each node's step reads
+ * its operands from slots). From the top, the nodes that write a thread
+ * and are not && or || are cut; the rest of the chain below them is one
+ * step at the chain's own depth. Sets are found bottom up, each operand
+ * once: a long chain costs linear time, not quadratic. */
+static int flow_compile_chain(flow_cc *c, const ir_expr *e, int dst, int guard, int depth)
+{
+    flow_info *fi = c->fi;
+    arena *mem = fi->mem;
+    ir_chain ch;
+    bool *cut = NULL;
+    int **slots = NULL;
+    ir_expr ***refs = NULL, **copies = NULL;
+    if (!ir_chain_init(&ch, e)) goto oom;
+    size_t n = ch.n, m = 0; /* nodes[0..m] are cut */
+    cut = malloc(n);
+    if (!cut) goto oom;
+    bool any = false, all = false;
+    flow_set s = flow_expr_set(fi, ch.nodes[n - 1]->a);
+    any = !flow_set_empty(fi, s);
+    all = s.all;
+    for (size_t i = n; i-- > 0;) {
+        s = flow_expr_set(fi, ch.nodes[i]->b);
+        any |= !flow_set_empty(fi, s);
+        all |= s.all;
+        ir_binop op = ch.nodes[i]->u.binop;
+        cut[i] = op != OP_AND && op != OP_OR && any && !all;
+    }
+    while (m + 1 < n && cut[m + 1]) m++;
+    slots = malloc((m + 1) * sizeof *slots);
+    refs = malloc((m + 1) * sizeof *refs);
+    copies = malloc((m + 1) * sizeof *copies);
+    if (!slots || !refs || !copies) goto oom;
+    /* Top down: each node's copy, and the slot of its left operand (the
+     * node below), in the order flow_cut would allocate them. */
+    for (size_t i = 0; i <= m; i++) {
+        slots[i] = arena_alloc(mem, 2 * sizeof **slots);
+        refs[i] = arena_alloc(mem, 2 * sizeof **refs);
+        copies[i] = arena_alloc(mem, sizeof **copies);
+        if (!slots[i] || !refs[i] || !copies[i]) goto oom;
+        *copies[i] = *ch.nodes[i];
+        if (i < m) slots[i][0] = flow_temp(c);
+    }
+    /* The bottom cut node's left operand: the uncut rest of the chain (one
+     * step at the chain's depth), or the chain's first operand. */
+    ir_expr *first = ch.nodes[m]->a;
+    if (m + 1 < n || !flow_is_leaf(first)) {
+        slots[m][0] = flow_temp(c);
+        flow_compile(c, first, slots[m][0], guard, m + 1 < n ? depth : depth + 1);
+        refs[m][0] = flow_slot_ref(c, first, slots[m][0]);
+    } else {
+        slots[m][0] = -1;
+        refs[m][0] = first;
+    }
+    /* Bottom up: each node's right operand, then the node itself. */
+    for (size_t i = m + 1; i-- > 0 && !c->oom;) {
+        if (i < m) refs[i][0] = flow_slot_ref(c, ch.nodes[i + 1], slots[i][0]);
+        flow_children(c, &ch.nodes[i]->b, 1, guard, depth + 1, &slots[i][1], &refs[i][1], true);
+        copies[i]->a = refs[i][0];
+        copies[i]->b = refs[i][1];
+        flow_emit(c, FS_EVAL, copies[i], i == 0 ? dst : slots[i - 1][0], guard, depth, flow_set_none());
+    }
+    if (c->oom) goto oom;
+    free(cut);
+    free(slots);
+    free(refs);
+    free(copies);
+    ir_chain_free(&ch);
+    return 0;
+oom:
+    c->oom = true;
+    free(cut);
+    free(slots);
+    free(refs);
+    free(copies);
+    ir_chain_free(&ch);
+    return -1;
+}
+
 static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int depth)
 {
     flow_info *fi = c->fi;
@@ -213,6 +295,7 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
     case IR_UNOP:
     case IR_BINOP: {
         if (e->kind == IR_BINOP && (e->u.binop == OP_AND || e->u.binop == OP_OR)) break; /* short-circuit */
+        if (e->kind == IR_BINOP && e->a->kind == IR_BINOP) return flow_compile_chain(c, e, dst, guard, depth);
         bool agg = e->kind == IR_TUPLE || e->kind == IR_LIST;
         int n = agg ? e->u.agg.nitems : e->kind == IR_BINOP ? 2 : 1;
         ir_expr *kids[2] = {e->a, e->b};

@@ -109,6 +109,15 @@ const ir_expr *flow_stage_output(const flow_plan *pl, int stage)
 static void flow_walk(const ir_expr *e, void (*visit)(const ir_expr *, void *), void *ud, int depth)
 {
     if (!e || depth > IR_MAX_DEPTH + 8) return;
+    if (e->kind == IR_BINOP) { /* a chain by a loop, its operands in order (ir_chain in ir.h) */
+        ir_chain c;
+        if (ir_chain_init(&c, e)) {
+            flow_walk(c.nodes[c.n - 1]->a, visit, ud, depth + 1);
+            for (size_t i = c.n; i-- > 0;) flow_walk(c.nodes[i]->b, visit, ud, depth + 1);
+        }
+        ir_chain_free(&c);
+        return;
+    }
     if (e->kind == IR_CALL && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP) visit(e, ud);
     switch (e->kind) {
     case IR_LAMBDA: flow_walk(e->u.fn->body, visit, ud, depth + 1); return;

@@ -237,9 +237,32 @@ int ir_builtin_lookup(const char *name)
     return -1;
 }
 
+bool ir_chain_init(ir_chain *c, const ir_expr *e)
+{
+    size_t n = 0;
+    for (const ir_expr *x = e; x && x->kind == IR_BINOP; x = x->a) n++;
+    c->n = 0;
+    c->nodes = n <= sizeof c->small / sizeof c->small[0] ? c->small : malloc(n * sizeof *c->nodes);
+    if (!c->nodes) return false;
+    for (const ir_expr *x = e; x && x->kind == IR_BINOP; x = x->a) c->nodes[c->n++] = (ir_expr *)x;
+    return true;
+}
+
+void ir_chain_free(ir_chain *c)
+{
+    if (c->nodes != c->small) free(c->nodes);
+    c->nodes = NULL;
+    c->n = 0;
+}
+
 bool ir_expr_uses(const ir_expr *e, const ir_var *v)
 {
     if (!e) return false;
+    while (e->kind == IR_BINOP) { /* a chain: its left spine by a loop */
+        if (ir_expr_uses(e->b, v)) return true;
+        e = e->a;
+        if (!e) return false;
+    }
     switch (e->kind) {
     case IR_VAR: return e->u.var == v;
     case IR_LAMBDA:

@@ -302,6 +302,22 @@ char *ir_type_to_string(ir_type *t);
 /* Whether e mentions variable v (directly, in a call or as a capture). */
 bool ir_expr_uses(const ir_expr *e, const ir_var *v);
 
+/* A chain of binary operators (`a + b + c`, left-associative) nests to
+ * the left without limit: it is not nesting in the language's sense
+ * (docs/LANGUAGE.md section 2), so every recursive pass walks a chain with
+ * a loop instead of recursing down its left spine. ir_chain_init gathers
+ * e's spine: nodes[0] = e, nodes[i + 1] = nodes[i]->a while that is an
+ * IR_BINOP; the operands in evaluation order are then nodes[n - 1]->a,
+ * nodes[n - 1]->b, nodes[n - 2]->b, ..., nodes[0]->b. False when out of
+ * memory; ir_chain_free releases (also after a failed init). */
+typedef struct ir_chain {
+    ir_expr **nodes;
+    size_t n;
+    ir_expr *small[16];
+} ir_chain;
+bool ir_chain_init(ir_chain *c, const ir_expr *e);
+void ir_chain_free(ir_chain *c);
+
 /* The operator's source spelling ("+", "&&", "not", ...). */
 const char *ir_binop_name(ir_binop op);
 const char *ir_unop_name(ir_unop op);

@@ -499,8 +499,18 @@ static bool resolve_expr(resolve_st *r, ir_expr *e, int depth)
     case IR_INR:
     case IR_UNOP:
         return resolve_expr(r, e->a, depth + 1);
-    case IR_BINOP:
-        return resolve_expr(r, e->a, depth + 1) && resolve_expr(r, e->b, depth + 1);
+    case IR_BINOP: { /* a chain by a loop, its operands in order (ir_chain) */
+        ir_chain c;
+        if (!ir_chain_init(&c, e)) {
+            ir_chain_free(&c);
+            r->oom = true;
+            return false;
+        }
+        bool ok = resolve_expr(r, c.nodes[c.n - 1]->a, depth + 1);
+        for (size_t i = c.n; ok && i-- > 0;) ok = resolve_expr(r, c.nodes[i]->b, depth + 1);
+        ir_chain_free(&c);
+        return ok;
+    }
     case IR_CALL:
         return resolve_call(r, e, depth);
     case IR_TUPLE:

@@ -355,12 +355,12 @@ static ir_type *types_case(types_ck *ck, ir_expr *e, int depth)
     return res ? res : types_fresh(ck);
 }
 
-static ir_type *types_binop(types_ck *ck, ir_expr *e, int depth)
+/* The type of binop e whose left operand has type ta. */
+static ir_type *types_binop_step(types_ck *ck, ir_expr *e, ir_type *ta, int depth)
 {
     ir_binop op = e->u.binop;
     const char *origin = types_op_origin[op];
-    ir_type *ta = types_expr(ck, e->a, depth + 1);
-    ir_type *tb = ta ? types_expr(ck, e->b, depth + 1) : NULL;
+    ir_type *tb = types_expr(ck, e->b, depth + 1);
     if (!tb) return NULL;
     if (op == OP_OR || op == OP_AND) {
         for (int i = 0; i < 2; i++) {
@@ -388,6 +388,23 @@ static ir_type *types_binop(types_ck *ck, ir_expr *e, int depth)
                                         op == OP_MOD ? "%%" : ir_binop_name(op)),
                               ta, tb);
     return flag == TYF_NUM ? ta : ck->t_bool;
+}
+
+/* A chain a + b + c + ... by a loop (ir_chain in ir.h): every node of its
+ * left spine gets its type, bottom up; its operands are one level down. */
+static ir_type *types_binop(types_ck *ck, ir_expr *e, int depth)
+{
+    ir_chain c;
+    if (!ir_chain_init(&c, e)) {
+        ir_chain_free(&c);
+        ck->oom = true;
+        return NULL;
+    }
+    ir_type *t = types_expr(ck, c.nodes[c.n - 1]->a, depth + 1);
+    for (size_t i = c.n; t && i-- > 1;) t = types_set(c.nodes[i], types_binop_step(ck, c.nodes[i], t, depth));
+    if (t) t = types_binop_step(ck, e, t, depth); /* e's own type is set by types_expr */
+    ir_chain_free(&c);
+    return t;
 }
 
 static ir_type *types_unop(types_ck *ck, ir_expr *e, int depth)

@@ -109,6 +109,15 @@ static bool types_collect(types_ck *ck, types_graph *g, const ir_expr *e, int de
 {
     if (!e || depth > TYPES_MAX_EXPR_DEPTH) return true;
     const ir_program *p = ck->p;
+    if (e->kind == IR_BINOP) { /* a chain by a loop, its operands in order (ir_chain) */
+        ir_chain c;
+        bool ok = ir_chain_init(&c, e);
+        if (!ok) ck->oom = true;
+        if (ok) ok = types_collect(ck, g, c.nodes[c.n - 1]->a, depth + 1);
+        for (size_t i = c.n; ok && i-- > 0;) ok = types_collect(ck, g, c.nodes[i]->b, depth + 1);
+        ir_chain_free(&c);
+        return ok;
+    }
     switch (e->kind) {
     case IR_FUNREF:
         return types_edge(ck, g, e->u.index);
@@ -224,6 +233,12 @@ static void types_default_expr(types_ck *ck, ir_expr *e, int depth)
 {
     if (!e || depth > TYPES_MAX_EXPR_DEPTH || ck->fatal) return;
     types_default(ck, e->type);
+    while (e->kind == IR_BINOP) { /* a chain: its left spine by a loop */
+        types_default_expr(ck, e->b, depth + 1);
+        e = e->a;
+        if (!e) return;
+        types_default(ck, e->type);
+    }
     switch (e->kind) {
     case IR_CALL:
         for (int i = 0; i < e->u.call.nargs; i++) types_default_expr(ck, e->u.call.args[i], depth + 1);

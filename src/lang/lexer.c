@@ -46,6 +46,9 @@ void lex_init(lexer *lx, const char *src, size_t len, stc_diags *d)
     lx->end_line = 1;
     lx->end_col = 1;
     lx->d = d;
+    /* A UTF-8 byte-order mark at the very start (editors on some systems
+     * write one) is skipped; columns count from the byte after it. */
+    if (lx->len >= 3 && memcmp(lx->src, "\xef\xbb\xbf", 3) == 0) lx->pos = 3;
 }
 
 static int lex_peek(const lexer *lx, size_t ahead)
@@ -158,6 +161,41 @@ static double lex_float_value(lexer *lx, size_t start, size_t end)
     return v;
 }
 
+/* A number directly followed by a letter or '_' (1e, 1.5e+, 0x10, 1_000,
+ * 12abc): the whole run is one bad token with one message that says what
+ * is wrong, rather than a number and a name that confuse the parser. */
+static void lex_bad_number(lexer *lx, lex_token *t, bool is_float)
+{
+    size_t run = lx->pos;
+    int first = lex_peek(lx, 0);
+    while (lex_is_alpha(lex_peek(lx, 0)) || lex_is_digit(lex_peek(lx, 0))) {
+        int c = lex_peek(lx, 0);
+        lex_advance(lx);
+        if ((c == 'e' || c == 'E') && lx->pos == run + 1 && (lex_peek(lx, 0) == '+' || lex_peek(lx, 0) == '-')) {
+            lex_advance(lx); /* 2e+ (no digit follows, or it would be an exponent) */
+            break;
+        }
+    }
+    const char *s = lx->src + t->start;
+    size_t n = lx->pos - t->start;
+    const char *why;
+    if ((first == 'x' || first == 'X') && n > 1 && s[0] == '0' && run == t->start + 1)
+        why = "hexadecimal literals are not supported (write the value in decimal)";
+    else if (memchr(lx->src + run, '_', lx->pos - run))
+        why = "'_' cannot separate digits (write 1000, not 1_000)";
+    else if ((first == 'e' || first == 'E') && (lx->pos == run + 1 || s[n - 1] == '+' || s[n - 1] == '-'))
+        why = "the exponent needs digits (as in 1e5 or 2.5e-3)";
+    else
+        why = "a number cannot be directly followed by a letter";
+    lex_error(lx, t->line, t->col, "malformed number '%.*s%s': %s", n > 24 ? 24 : (int)n, s,
+              n > 24 ? "..." : "", why);
+    t->kind = is_float ? TOK_FLOAT : TOK_INT;
+    t->bad = true;
+    t->ival = 0;
+    t->fval = 0.0;
+    t->len = n;
+}
+
 static void lex_number(lexer *lx, lex_token *t)
 {
     uint64_t v = 0;
@@ -193,6 +231,10 @@ static void lex_number(lexer *lx, lex_token *t)
             if (!lex_is_digit(s1)) lex_advance(lx);
             while (lex_is_digit(lex_peek(lx, 0))) lex_advance(lx);
         }
+    }
+    if (lex_is_alpha(lex_peek(lx, 0))) {
+        lex_bad_number(lx, t, is_float);
+        return;
     }
     t->len = lx->pos - t->start;
     if (is_float) {

@@ -13,7 +13,9 @@
  * the parser's own recursion stays below IR_MAX_DEPTH; operator chains are
  * built by loops, so after each declaration parse_check_expr/type measure
  * the height of what was built (with bounded recursion) and reject trees
- * higher than IR_MAX_DEPTH.  Later passes may then recurse freely.
+ * higher than IR_MAX_DEPTH.  A chain of binary operators counts as one
+ * level however long: later passes recurse freely except down a chain's
+ * left spine, which they walk with loops (ir_chain in ir/ir.h).
  */
 #ifndef STC_LANG_PARSE_H
 #define STC_LANG_PARSE_H

@@ -44,6 +44,11 @@ static ir_expr *parse_binary(parser *ps, int min_prec)
     while (lhs) {
         ir_binop op;
         int prec = parse_binop(ps->tok.kind, &op);
+        if (prec == 0 && ps->tok.kind == TOK_COLON && parse_peek(ps)->kind == TOK_COLON) {
+            parse_error_at(ps, ps->tok.line, ps->tok.col, "there is no '::' operator: lists are written "
+                           "[a, b, ...] and built with range or smap");
+            return NULL;
+        }
         if (prec == 0 || prec < min_prec) break;
         if (prec == PREC_CMP && last == PREC_CMP) {
             parse_error_at(ps, ps->tok.line, ps->tok.col,
@@ -428,10 +433,34 @@ static ir_expr *parse_primary(parser *ps)
     }
 }
 
+/* Nothing in the grammar can follow a complete atom with '(' or '[', nor
+ * an expression with ':': say what the writer probably meant instead of
+ * letting the declaration end there ("expected a declaration"). */
+static ir_expr *parse_after_atom(parser *ps, ir_expr *e)
+{
+    if (!e) return NULL;
+    const lex_token *t = &ps->tok;
+    if (t->kind == TOK_LPAREN) {
+        if (e->kind == IR_CALL)
+            parse_error_at(ps, t->line, t->col, "calling the result of a call is not supported "
+                                                "(bind it first: let g = f(x) in g(y))");
+        else
+            parse_error_at(ps, t->line, t->col, "only a name can be called "
+                                                "(bind the function first: let g = ... in g(y))");
+        return NULL;
+    }
+    if (t->kind == TOK_LBRACKET) {
+        parse_error_at(ps, t->line, t->col, "there is no indexing syntax: use nth(xs, i) for item i of a list");
+        return NULL;
+    }
+    return e;
+}
+
 static ir_expr *parse_prefix(parser *ps)
 {
     lex_kind k = ps->tok.kind;
-    if (k != TOK_MINUS && k != TOK_NOT && k != TOK_INL && k != TOK_INR) return parse_primary(ps);
+    if (k != TOK_MINUS && k != TOK_NOT && k != TOK_INL && k != TOK_INR)
+        return parse_after_atom(ps, parse_primary(ps));
     ir_loc loc = parse_loc(&ps->tok);
     parse_advance(ps);
     if (k == TOK_MINUS && (ps->tok.kind == TOK_INT || ps->tok.kind == TOK_FLOAT))

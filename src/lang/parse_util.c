@@ -133,6 +133,14 @@ static bool parse_expr_height(parser *ps, const ir_expr *e, int depth)
                        IR_MAX_DEPTH);
         return false;
     }
+    /* A chain a + b + c + ... is one level, however long: its left spine
+     * is walked by a loop (ir_chain in ir.h), its operands one level down. */
+    while (e->kind == IR_BINOP) {
+        if (!parse_expr_height(ps, e->b, depth + 1)) return false;
+        e = e->a;
+        if (!e) return true;
+        if (e->kind != IR_BINOP) return parse_expr_height(ps, e, depth + 1);
+    }
     if (!parse_expr_height(ps, e->a, depth + 1) || !parse_expr_height(ps, e->b, depth + 1) ||
         !parse_expr_height(ps, e->c, depth + 1))
         return false;

@@ -2,6 +2,7 @@
 #include "trace/trace.h"
 
 #include "util/buf.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -42,33 +43,42 @@ static uint64_t trace_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A JSON string's body. */
-static void trace_json_str(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-}
-
-/* The same into b. */
+/* A JSON string's body into b: bytes that are not well-formed UTF-8 (a
+ * file name can hold any) as U+FFFD, as the value printers write them. */
 static void trace_buf_str(buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') {
             char esc[2] = {'\\', (char)c};
             buf_put(b, esc, 2);
         } else if (c < 0x20) {
             char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
             buf_put(b, esc, 6);
-        } else {
+        } else if (c < 0x80) {
             buf_putc(b, (char)c);
+        } else {
+            bool ok;
+            size_t n = utf8_scan((const unsigned char *)s + i, len - i, &ok);
+            if (!ok) {
+                buf_puts(b, "\\ufffd");
+            } else {
+                buf_put(b, s + i, n);
+            }
+            i += n - 1;
         }
     }
+}
+
+/* The same to f. */
+static void trace_json_str(FILE *f, const char *s)
+{
+    buf b = BUF_INIT;
+    trace_buf_str(&b, s);
+    if (b.len) fwrite(b.data, 1, b.len, f);
+    buf_free(&b);
 }
 
 /* Decimal digits of v; with frac3, v is thousandths, printed as N.NNN. */

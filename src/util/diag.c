@@ -26,6 +26,33 @@ stc_diags *diags_new(const char *file, const char *src, size_t len)
     return d;
 }
 
+/* A message quotes names and types from the program, which may be
+ * megabytes long: every run of name characters longer than DIAG_NAME_MAX
+ * keeps its first DIAG_NAME_MAX bytes and gets "...", and the whole
+ * message keeps at most DIAG_MESSAGE_MAX bytes (ending in "..."). Takes
+ * msg; NULL when out of memory. */
+static char *diags_cut_message(char *msg)
+{
+    if (!msg) return NULL;
+    buf b = BUF_INIT;
+    size_t run = 0;
+    for (size_t i = 0; msg[i] && b.len < DIAG_MESSAGE_MAX + 1; i++) {
+        char c = msg[i];
+        bool name = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        run = name ? run + 1 : 0;
+        if (run == DIAG_NAME_MAX + 1) buf_puts(&b, "...");
+        if (run <= DIAG_NAME_MAX) buf_putc(&b, c);
+    }
+    free(msg);
+    if (b.len > DIAG_MESSAGE_MAX) {
+        size_t n = DIAG_MESSAGE_MAX - 3;
+        while (n > 0 && ((unsigned char)b.data[n] & 0xc0) == 0x80) n--; /* not inside a UTF-8 sequence */
+        b.len = n;
+        buf_puts(&b, "...");
+    }
+    return buf_take(&b);
+}
+
 void diags_vadd(stc_diags *d, int line, int col, const char *fmt, va_list ap)
 {
     if (!d) return;
@@ -39,7 +66,7 @@ void diags_vadd(stc_diags *d, int line, int col, const char *fmt, va_list ap)
     }
     buf b = BUF_INIT;
     buf_vprintf(&b, fmt, ap);
-    char *msg = buf_take(&b);
+    char *msg = diags_cut_message(buf_take(&b));
     if (!msg) { d->oom = true; return; }
     d->items[d->count++] = (diag_entry){line, col, msg};
 }
@@ -62,7 +89,9 @@ const char *stc_diags_message(const stc_diags *d, size_t i)
 }
 
 /* Appends source line `line` and a caret under column `col`. Tabs in the
- * prefix are kept so the caret lines up in a terminal. */
+ * prefix are kept so the caret lines up in a terminal. A line longer than
+ * DIAG_LINE_MAX bytes shows only DIAG_LINE_MAX of them around the column,
+ * with "..." where it was cut. */
 static void diags_caret(buf *b, const stc_diags *d, int line, int col)
 {
     if (!d->src || line <= 0) return;
@@ -70,17 +99,34 @@ static void diags_caret(buf *b, const stc_diags *d, int line, int col)
     for (int l = 1; l < line && p < end; p++)
         if (*p == '\n') l++;
     if (p >= end && line > 1) return;
+    if (line == 1 && d->src_len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3; /* the lexer skips a BOM */
     const char *e = p;
     while (e < end && *e != '\n' && *e != '\r') e++;
+    const char *caret = col <= 1 ? p : (size_t)(col - 1) <= (size_t)(e - p) ? p + col - 1 : e;
+    bool cut_left = false, cut_right = false;
+    if (e - p > DIAG_LINE_MAX) {
+        const char *from = caret - p > DIAG_LINE_MAX / 2 ? caret - DIAG_LINE_MAX / 2 : p;
+        if (e - from < DIAG_LINE_MAX) from = e - DIAG_LINE_MAX;
+        while (from > p && ((unsigned char)*from & 0xc0) == 0x80) from--; /* whole UTF-8 characters */
+        const char *to = from + DIAG_LINE_MAX;
+        while (to < e && ((unsigned char)*to & 0xc0) == 0x80) to++;
+        cut_left = from > p;
+        cut_right = to < e;
+        p = from;
+        e = to;
+    }
     buf_putc(b, ' ');
+    if (cut_left) buf_puts(b, "...");
     /* Control bytes (NUL, ESC, ...) would cut the text or reach the
      * terminal: shown as '?', one column each so the caret still lines up. */
     for (const char *q = p; q < e; q++) {
         unsigned char c = (unsigned char)*q;
         buf_putc(b, (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c);
     }
+    if (cut_right) buf_puts(b, "...");
     buf_puts(b, "\n ");
-    for (int c = 1; c < col && p + c - 1 < e; c++) buf_putc(b, p[c - 1] == '\t' ? '\t' : ' ');
+    if (cut_left) buf_puts(b, "   ");
+    for (const char *q = p; q < caret && q < e; q++) buf_putc(b, *q == '\t' ? '\t' : ' ');
     buf_puts(b, "^\n");
 }
 

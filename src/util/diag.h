@@ -10,6 +10,11 @@
 #include "stc.h"
 
 #define DIAG_MAX 50
+/* Bounds on what one diagnostic prints (see diag.c): bytes of the source
+ * line shown, bytes of one name in a message, bytes of a message. */
+#define DIAG_LINE_MAX 120
+#define DIAG_NAME_MAX 64
+#define DIAG_MESSAGE_MAX 1024
 
 typedef struct diag_entry {
     int line, col;      /* 1-based; 0 when unknown */

@@ -1,10 +1,12 @@
 /* print.c - values as STCLang text and as JSON. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "value/value.h"
 
 void val_print_float(buf *b, double f)
@@ -12,7 +14,13 @@ void val_print_float(buf *b, double f)
     if (isnan(f)) { buf_puts(b, "nan"); return; }
     if (isinf(f)) { buf_puts(b, f < 0 ? "-inf" : "inf"); return; }
     char tmp[40];
-    for (int prec = 15; prec <= 17; prec++) {
+    /* A decimal of at most 15 digits survives the trip through a normal
+     * double (DBL_DIG), so %.15g (which drops trailing zeros) is already
+     * the shortest form when one of at most 15 digits exists. Subnormals
+     * carry fewer significant bits: 5e-324 prints as
+     * 4.94065645841247e-324 at 15 digits, so their search starts at 1. */
+    int first = f != 0.0 && fabs(f) < DBL_MIN ? 1 : 15;
+    for (int prec = first; prec <= 17; prec++) {
         snprintf(tmp, sizeof tmp, "%.*g", prec, f);
         if (strtod(tmp, NULL) == f) break;
     }
@@ -38,8 +46,22 @@ static void val_print_string(buf *b, const char *s, size_t len, bool json, size_
         case '\t': buf_puts(b, "\\t"); break;
         case '\r': buf_puts(b, "\\r"); break;
         default:
-            if (c < 0x20 || c == 0x7f) buf_printf(b, json ? "\\u%04x" : "\\x%02x", c);
-            else buf_putc(b, (char)c);
+            if (c < 0x20 || c == 0x7f) {
+                buf_printf(b, json ? "\\u%04x" : "\\x%02x", c);
+            } else if (c < 0x80 || !json) {
+                buf_putc(b, (char)c);
+            } else {
+                /* JSON text is UTF-8: well-formed sequences are copied, any
+                 * ill-formed part is one U+FFFD (docs/LANGUAGE.md section 9). */
+                bool ok;
+                size_t n = utf8_scan((const unsigned char *)s + i, len - i, &ok);
+                if (!ok) {
+                    buf_puts(b, "\\ufffd");
+                } else {
+                    buf_put(b, s + i, n);
+                }
+                i += n - 1;
+            }
         }
     }
     buf_putc(b, '"');

@@ -185,6 +185,81 @@ TEST(api_compile_errors_are_located)
     stc_result_free(NULL);
 }
 
+/* Formats the diagnostics of compiling src (which must not compile). */
+static char *api_diags_of(const char *src, size_t len)
+{
+    stc_program *prog = NULL;
+    stc_diags *d = NULL;
+    CHECK_INT(stc_compile(NULL, src, len, "t.stc", &prog, &d), STC_ECOMPILE);
+    char *f = stc_diags_format(d);
+    stc_diags_free(d);
+    stc_program_free(prog);
+    return f;
+}
+
+/* A 10 MB line or a 1 MB name is not echoed whole: the line is shown 120
+ * bytes around the column with "..." marks, names are cut after 64 bytes. */
+TEST(api_diagnostics_cut_long_lines_and_names)
+{
+    size_t n = 10u << 20;
+    char *src = malloc(n + 64);
+    CHECK(src != NULL);
+    if (!src) return;
+    /* main = [1, 1, ..., 1, x, 1, ...] : the error at x, mid-line */
+    size_t len = (size_t)sprintf(src, "main = [1");
+    while (len < n / 2) len += (size_t)sprintf(src + len, ", 1");
+    size_t col = len + 3;
+    len += (size_t)sprintf(src + len, ", x");
+    while (len < n) len += (size_t)sprintf(src + len, ", 1");
+    len += (size_t)sprintf(src + len, "]");
+    char *f = api_diags_of(src, len);
+    char want[256];
+    snprintf(want, sizeof want, "t.stc:1:%zu: error: undefined name 'x'\n", col);
+    CHECK(f && strncmp(f, want, strlen(want)) == 0);
+    CHECK(f && strlen(f) < 400);
+    /* the shown line: "..." + 120 bytes + "...", the caret under the x */
+    const char *line = f ? strchr(f, '\n') : NULL;
+    const char *caret = line ? strchr(line + 1, '\n') : NULL;
+    CHECK(line && caret && caret - line - 1 == 1 + 3 + 120 + 3);
+    CHECK(line && strncmp(line + 1, " ...", 4) == 0 && strncmp(caret - 3, "...", 3) == 0);
+    const char *hat = caret ? strchr(caret, '^') : NULL;
+    CHECK(hat && line && line[1 + (hat - caret - 1)] == 'x');
+    free(f);
+
+    /* a short line is shown whole; a 1 MB name is cut in the message and the line */
+    memset(src, 0, n);
+    len = (size_t)sprintf(src, "main = ");
+    memset(src + len, 'a', 1u << 20);
+    len += 1u << 20;
+    f = api_diags_of(src, len);
+    CHECK(f && strlen(f) < 400);
+    snprintf(want, sizeof want, "t.stc:1:8: error: undefined name '%.64s...'\n", src + 7);
+    CHECK(f && strncmp(f, want, strlen(want)) == 0);
+    CHECK_CONTAINS(f, "\n main = aaaa");
+    free(f);
+    /* a runtime error names the thread cut the same way */
+    char name[1001];
+    memset(name, 't', 1000);
+    name[1000] = '\0';
+    len = (size_t)sprintf(src, "fun g(x, s) = (x / 0, s)\nthread %s = g init 0\nmain = smap(%s, [5])\n", name, name);
+    stc_program *prog = NULL;
+    stc_result *res = NULL;
+    CHECK_INT(stc_compile(NULL, src, len, "t.stc", &prog, NULL), 0);
+    for (int workers = 0; workers <= 2; workers += 2) {
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.reference = workers == 0, .workers = workers}, &res), STC_ERUNTIME);
+        f = stc_result_error_format(res);
+        snprintf(want, sizeof want, "t.stc:1:18: error: division by zero (in thread '%.64s...', smap item 0)", name);
+        CHECK_STR(f, want);
+        free(f);
+        stc_result_free(res);
+    }
+    stc_program_free(prog);
+    f = api_diags_of("main = 1 +\n", 11);
+    CHECK_STR(f, "t.stc:1:11: error: expected an expression, found end of input\n main = 1 +\n           ^\n");
+    free(f);
+    free(src);
+}
+
 /* ---- builder: the first DESIGN.md example built from C ---- */
 static stc_b_expr *foo_body(stc_builder *b, stc_b_var *const *p, void *ud)
 {

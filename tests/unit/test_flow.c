@@ -419,3 +419,54 @@ TEST(flow_pool_kept_across_runs_and_shared)
     stc_program_free(prog);
     stc_env_free(env);
 }
+
+/* A left-associative operator chain is one level however long (issue 15):
+ * 100000 terms compile, run and draw under the reference and the runtime
+ * without recursing down the chain; a chain of thread calls inside an
+ * smap is cut into steps by loops (src/flow/compile.c). */
+static char *flow_chain_src(const char *head, const char *term, int n, const char *tail)
+{
+    size_t hl = strlen(head), tl = strlen(term), xl = strlen(tail);
+    char *s = malloc(hl + (size_t)n * tl + xl + 1);
+    if (!s) return NULL;
+    memcpy(s, head, hl);
+    for (int i = 0; i < n; i++) memcpy(s + hl + (size_t)i * tl, term, tl);
+    memcpy(s + hl + (size_t)n * tl, tail, xl + 1);
+    return s;
+}
+
+TEST(flow_long_operator_chains)
+{
+    char *src = flow_chain_src("main = 0", " + 1", 100000, "\n");
+    stc_program *prog = src ? flow_compile(NULL, src) : NULL;
+    if (prog) flow_check_modes(prog, "{\"result\": 100000, ");
+    stc_program_free(prog);
+    free(src);
+
+    src = flow_chain_src("main = (false", " || false", 100000, " || true, 1.5 * 2.0 - 1.0 > 0.0)\n");
+    prog = src ? flow_compile(NULL, src) : NULL;
+    if (prog) flow_check_modes(prog, "{\"result\": [true, true], ");
+    stc_program_free(prog);
+    free(src);
+
+    /* item x (x = 0, 1, 2) starts with state s = x * (K + 1): t(x) is x + s,
+     * the j-th t(1) is 1 + s + j, each + 1 adds 1: x + s + K*s + K(K+1)/2 + 2K */
+    enum { K = 20000 };
+    src = flow_chain_src("fun f(x, s) = (x + s, s + 1)\nthread t = f init 0\n"
+                         "main = smap(fn x => t(x)", " + t(1) + 1", K, ", range(0, 3))\n");
+    prog = src ? flow_compile(NULL, src) : NULL;
+    char want[128];
+    long long v[3];
+    for (long long x = 0; x < 3; x++) {
+        long long s = x * (K + 1);
+        v[x] = x + s + (long long)K * s + (long long)K * (K + 1) / 2 + 2LL * K;
+    }
+    snprintf(want, sizeof want, "{\"result\": [%lld, %lld, %lld], \"states\": {\"t\": %d}}", v[0], v[1], v[2],
+             3 * (K + 1));
+    if (prog) flow_check_modes(prog, want);
+    char *dot = prog ? stc_program_graph(prog, 0) : NULL;
+    CHECK(dot && strstr(dot, "digraph"));
+    free(dot);
+    stc_program_free(prog);
+    free(src);
+}

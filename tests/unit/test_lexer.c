@@ -145,8 +145,20 @@ TEST(lexer_integers)
     CHECK_LEX_ERR("1 9223372036854775809 99999999999999999999999 2", 47,
                   "int:1@1:1 int:0@1:3 int:0@1:23 int:2@1:47 EOF@1:48",
                   "1:3: integer literal out of range; 1:23: integer literal out of range");
-    /* a number directly followed by letters is two tokens (the parser objects) */
-    CHECK_LEX("12abc", "int:12@1:1 abc@1:3 EOF@1:6");
+    /* a number directly followed by a letter or '_' is one malformed token */
+    CHECK_LEX_ERR("12abc + 1", 9, "int:0@1:1 +@1:7 int:1@1:9 EOF@1:10",
+                  "1:1: malformed number '12abc': a number cannot be directly followed by a letter");
+    CHECK_LEX_ERR("0x10 0XfF 10x5", 14, "int:0@1:1 int:0@1:6 int:0@1:11 EOF@1:15",
+                  "1:1: malformed number '0x10': hexadecimal literals are not supported (write the value in decimal); "
+                  "1:6: malformed number '0XfF': hexadecimal literals are not supported (write the value in decimal); "
+                  "1:11: malformed number '10x5': a number cannot be directly followed by a letter");
+    CHECK_LEX_ERR("1_000 2.5_1 3_", 14, "int:0@1:1 float:0@1:7 int:0@1:13 EOF@1:15",
+                  "1:1: malformed number '1_000': '_' cannot separate digits (write 1000, not 1_000); "
+                  "1:7: malformed number '2.5_1': '_' cannot separate digits (write 1000, not 1_000); "
+                  "1:13: malformed number '3_': '_' cannot separate digits (write 1000, not 1_000)");
+    /* a long run is quoted cut */
+    CHECK_LEX_ERR("1abcdefghijklmnopqrstuvwxyz0123456789", 37, "int:0@1:1 EOF@1:38",
+                  "1:1: malformed number '1abcdefghijklmnopqrstuvw...': a number cannot be directly followed by a letter");
 }
 
 TEST(lexer_floats)
@@ -161,9 +173,15 @@ TEST(lexer_floats)
         lex_token t = lex_next(&lx);
         CHECK(t.kind == TOK_FLOAT && t.fval == want[i]);
     }
-    /* an exponent needs a digit: 1e and 1else are an int and an identifier */
-    CHECK_LEX("1e 1else 2e+ 3E", "int:1@1:1 e@1:2 int:1@1:4 else@1:5 int:2@1:10 e@1:11 +@1:12 "
-                                 "int:3@1:14 E@1:15 EOF@1:16");
+    /* an exponent needs a digit: 1e, 2e+, 1.5e are malformed numbers */
+    CHECK_LEX_ERR("1e 1else 2e+ 3E 1.5e 4e-x", 25,
+                  "int:0@1:1 int:0@1:4 int:0@1:10 int:0@1:14 float:0@1:17 int:0@1:22 x@1:25 EOF@1:26",
+                  "1:1: malformed number '1e': the exponent needs digits (as in 1e5 or 2.5e-3); "
+                  "1:4: malformed number '1else': a number cannot be directly followed by a letter; "
+                  "1:10: malformed number '2e+': the exponent needs digits (as in 1e5 or 2.5e-3); "
+                  "1:14: malformed number '3E': the exponent needs digits (as in 1e5 or 2.5e-3); "
+                  "1:17: malformed number '1.5e': the exponent needs digits (as in 1e5 or 2.5e-3); "
+                  "1:22: malformed number '4e-': the exponent needs digits (as in 1e5 or 2.5e-3)");
     /* "1." is rejected; a float token is still produced */
     CHECK_LEX_ERR("1. + x", 6, "float:1@1:1 +@1:4 x@1:6 EOF@1:7",
                   "1:2: malformed number: expected a digit after '.'");
@@ -189,7 +207,7 @@ TEST(lexer_numbers_at_end_of_unterminated_buffer)
     CHECK_LEX_ERR(src, 1, "int:1@1:1 EOF@1:2", "");
     CHECK_LEX_ERR(src, 2, "float:1@1:1 EOF@1:3", "1:2: malformed number: expected a digit after '.'");
     const char e[] = "2e5";
-    CHECK_LEX_ERR(e, 2, "int:2@1:1 e@1:2 EOF@1:3", "");
+    CHECK_LEX_ERR(e, 2, "int:0@1:1 EOF@1:3", "1:1: malformed number '2e': the exponent needs digits (as in 1e5 or 2.5e-3)");
 }
 
 TEST(lexer_strings)
@@ -244,6 +262,16 @@ TEST(lexer_unexpected_characters)
                   "1:21: unexpected character '~'; 1:23: unexpected character '`'; "
                   "1:25: unexpected character '?'; 1:27: unexpected character '^'");
     CHECK_LEX_ERR("\x7f\f\v", 3, "EOF@1:1", "1:1: unexpected character '\\x7f'");
+}
+
+TEST(lexer_byte_order_mark)
+{
+    /* skipped at the very start only; columns count from the byte after it */
+    CHECK_LEX("\xef\xbb\xbfmain = 1", "main@1:1 =@1:6 int:1@1:8 EOF@1:9");
+    CHECK_LEX("\xef\xbb\xbf", "EOF@1:1");
+    CHECK_LEX_ERR("x \xef\xbb\xbf", 5, "x@1:1 EOF@1:2", "1:3: unexpected character '\\xef'");
+    CHECK_LEX_ERR("\xef\xbb\xbf\xef\xbb\xbfx", 7, "x@1:4 EOF@1:5", "1:1: unexpected character '\\xef'");
+    CHECK_LEX_ERR("\xef\xbb", 2, "EOF@1:1", "1:1: unexpected character '\\xef'");
 }
 
 TEST(lexer_after_junk_flag)

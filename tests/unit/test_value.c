@@ -31,6 +31,39 @@ TEST(value_scalars_print)
     check_text_json(stc_value_unit(), "()", "null");
 }
 
+/* JSON is UTF-8 whatever the bytes: well-formed sequences are copied, each
+ * maximal ill-formed part is \ufffd (docs/LANGUAGE.md section 9); the text
+ * form keeps the bytes. Expectations worked out by hand from the Unicode
+ * Standard's table of well-formed sequences. */
+TEST(value_json_replaces_ill_formed_utf8)
+{
+    static const struct { const char *in; size_t len; const char *json; } cases[] = {
+        {"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\""}, /* é € 😀 */
+        {"a\xff" "b", 3, "\"a\\ufffdb\""},               /* a byte that starts nothing */
+        {"\x80\xbf", 2, "\"\\ufffd\\ufffd\""},          /* lone continuation bytes */
+        {"\xe2\x82", 2, "\"\\ufffd\""},                /* truncated: one part */
+        {"\xe2\x82x", 3, "\"\\ufffdx\""},
+        {"\xf0\x9f\x98", 3, "\"\\ufffd\""},
+        {"\xc0\xaf", 2, "\"\\ufffd\\ufffd\""},          /* overlong: C0 starts nothing */
+        {"\xe0\x80\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""}, /* overlong 3-byte form */
+        {"\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\""}, /* a surrogate */
+        {"\xed\x9f\xbf", 3, "\"\xed\x9f\xbf\""},       /* U+D7FF, just below */
+        {"\xf4\x8f\xbf\xbf", 4, "\"\xf4\x8f\xbf\xbf\""}, /* U+10FFFF */
+        {"\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* past U+10FFFF */
+        {"\xf5\x80", 2, "\"\\ufffd\\ufffd\""},
+        {"\xc3", 1, "\"\\ufffd\""},                    /* cut at the end of the string */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        stc_value s = stc_value_new_str(cases[i].in, cases[i].len);
+        char *j = stc_value_to_json(s), *t = stc_value_to_text(s);
+        CHECK_STR(j, cases[i].json);
+        CHECK(t && strlen(t) == cases[i].len + 2 && memcmp(t + 1, cases[i].in, cases[i].len) == 0);
+        free(j);
+        free(t);
+        stc_value_release(s);
+    }
+}
+
 TEST(value_str_escapes)
 {
     stc_value s = stc_value_new_str("a\"b\\c\n\x01", 7);
