@@ -68,16 +68,16 @@ int stc_merge_source(void *merge, stc_value *item, stc_ctx *cx)
             stc_value v = stc_value_unit();
             int rc = m->sources[i](m->uds[i], &v, cx);
             if (rc == STC_STREAM_AGAIN) {
-                stc_value_release(v);
+                val_release(v);
                 continue;
             }
             if (rc < 0) {
-                stc_value_release(v);
+                val_release(v);
                 if (cx && !cx->message && !cx->error_oom) stc_ctx_error(cx, "source %zu: %s", i, stc_strerror(rc));
                 return rc;
             }
             if (rc == 0) {
-                stc_value_release(v);
+                val_release(v);
                 m->ended[i] = true;
                 m->open--;
                 continue;

@@ -80,7 +80,7 @@ int eval_oom(eval_ctx *cx, ir_loc loc) { return eval_error(cx, STC_ENOMEM, loc, 
 
 static void eval_release_n(stc_value *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) stc_value_release(v[i]);
+    for (size_t i = 0; i < n; i++) val_release(v[i]);
 }
 
 /* ---- Applications -------------------------------------------------------- */
@@ -93,8 +93,8 @@ int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_
         return 0;
     }
     if (k >= 2 && nargs == 1 && args[0].tag == STC_T_TUPLE && val_seq_len(args[0]) == k) {
-        for (size_t i = 0; i < k; i++) dst[i] = stc_value_retain(val_seq_items(args[0])[i]);
-        stc_value_release(args[0]);
+        for (size_t i = 0; i < k; i++) dst[i] = val_retain(val_seq_items(args[0])[i]);
+        val_release(args[0]);
         return 0;
     }
     if (k == 1) { /* a one-param function takes the tuple (or unit) of the args */
@@ -170,7 +170,7 @@ int eval_call_fun(eval_ctx *cx, const ir_fun *fn, const stc_value *caps, size_t 
         return eval_oom(cx, loc);
     }
     int rc = eval_adapt_args(cx, fn->name, k, nargs, args, slots + ncaps, loc);
-    for (size_t i = 0; caps && i < ncaps; i++) slots[i] = stc_value_retain(caps[i]);
+    for (size_t i = 0; caps && i < ncaps; i++) slots[i] = val_retain(caps[i]);
     if (rc == 0) rc = eval_invoke(cx, fn, slots, loc, out);
     eval_frame_free(slots, small, nslots);
     return rc;
@@ -242,7 +242,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         if (idx >= 0 && idx < p->nfuns) fn = p->funs[idx];
         break;
     case CALL_VALUE: /* held across the call (the closure may be the slot's only reference) */
-        callee = stc_value_retain(fr->slots[e->u.call.callee.var->slot]);
+        callee = val_retain(fr->slots[e->u.call.callee.var->slot]);
         if (callee.tag == STC_T_FUNC) {
             fn = val_as_func(callee)->code;
             caps = val_as_func(callee)->caps;
@@ -257,7 +257,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
     default: break;
     }
     if (!fn) {
-        stc_value_release(callee);
+        val_release(callee);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
     }
     size_t nslots = fn->nslots > 0 ? (size_t)fn->nslots : 0;
@@ -269,17 +269,17 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         stc_value small[EVAL_SMALL];
         stc_value *slots = eval_frame_new(small, nslots);
         if (!slots) {
-            stc_value_release(callee);
+            val_release(callee);
             return eval_oom(cx, loc);
         }
         rc = eval_args_into(cx, e, fr, slots + ncaps);
         if (rc == 0 && thread < 0) {
-            for (size_t i = 0; caps && i < ncaps; i++) slots[i] = stc_value_retain(caps[i]);
+            for (size_t i = 0; caps && i < ncaps; i++) slots[i] = val_retain(caps[i]);
             rc = eval_invoke(cx, fn, slots, loc, out);
         } else if (rc == 0) {
             const char *saved = cx->thread;
             cx->thread = p->threads[thread]->name;
-            slots[fn->nparams - 1] = stc_value_retain(cx->states[thread].value);
+            slots[fn->nparams - 1] = val_retain(cx->states[thread].value);
             stc_value pair;
             rc = eval_invoke(cx, fn, slots, loc, &pair);
             if (rc == 0) rc = eval_thread_result(cx, thread, pair, loc, out);
@@ -287,7 +287,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         }
         eval_frame_free(slots, small, nslots);
     }
-    stc_value_release(callee);
+    val_release(callee);
     return rc;
 }
 
@@ -361,7 +361,7 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
     if (rc) return rc;
     if (op == OP_AND || op == OP_OR) { /* bools: nothing to count */
         if (a.tag != STC_T_BOOL) {
-            if (own_a) stc_value_release(a);
+            if (own_a) val_release(a);
             return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
                               ir_binop_name(op));
         }
@@ -372,7 +372,7 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
         rc = eval_expr(cx, e->b, fr, &b);
         if (rc) return rc;
         if (b.tag != STC_T_BOOL) {
-            stc_value_release(b);
+            val_release(b);
             return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
                               ir_binop_name(op));
         }
@@ -381,13 +381,13 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
     }
     rc = eval_operand(cx, e->b, fr, &b, &own_b);
     if (rc) {
-        if (own_a) stc_value_release(a);
+        if (own_a) val_release(a);
         return rc;
     }
     if (op >= OP_ADD) rc = eval_arith(cx, e, a, b, out);
     else rc = eval_compare(cx, e, a, b, out);
-    if (own_a) stc_value_release(a);
-    if (own_b) stc_value_release(b);
+    if (own_a) val_release(a);
+    if (own_b) val_release(b);
     return rc;
 }
 
@@ -400,7 +400,7 @@ EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *f
     else if (e->u.unop == OP_NEG && a.tag == STC_T_INT) *out = stc_value_int((int64_t)(0 - (uint64_t)a.as.i));
     else if (e->u.unop == OP_NEG && a.tag == STC_T_FLOAT) *out = stc_value_float(-a.as.f);
     else {
-        stc_value_release(a);
+        val_release(a);
         return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operand for '%s'",
                           ir_unop_name(e->u.unop));
     }
@@ -413,10 +413,10 @@ EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *f
 static void eval_bind(eval_frame *fr, const ir_var *var, stc_value v)
 {
     if (!var || var->slot < 0) {
-        stc_value_release(v);
+        val_release(v);
         return;
     }
-    stc_value_release(fr->slots[var->slot]);
+    val_release(fr->slots[var->slot]);
     fr->slots[var->slot] = v;
 }
 
@@ -425,7 +425,7 @@ static void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
 {
     for (int i = 0; i < n; i++) {
         if (!vars[i] || vars[i]->slot < 0) continue;
-        stc_value_release(fr->slots[vars[i]->slot]);
+        val_release(fr->slots[vars[i]->slot]);
         fr->slots[vars[i]->slot] = eval_unit;
     }
 }
@@ -445,11 +445,11 @@ EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr
         eval_bind(fr, n > 0 ? vars[0] : NULL, v);
     } else {
         if (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)n) {
-            stc_value_release(v);
+            val_release(v);
             return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
         }
-        for (int i = 0; i < n; i++) eval_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
-        stc_value_release(v);
+        for (int i = 0; i < n; i++) eval_bind(fr, vars[i], val_retain(val_seq_items(v)[i]));
+        val_release(v);
     }
     rc = eval_expr(cx, e->b, fr, out);
     eval_unbind(fr, vars, n);
@@ -463,17 +463,17 @@ bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
     case PAT_WILD: return true;
     case PAT_LIT: return stc_value_equal(v, alt->lit);
     case PAT_VAR:
-        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, stc_value_retain(v));
+        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, val_retain(v));
         return true;
     case PAT_INL:
     case PAT_INR:
         if (v.tag != (alt->pat == PAT_INL ? STC_T_INL : STC_T_INR)) return false;
-        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, stc_value_retain(val_box_get(v)));
+        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, val_retain(val_box_get(v)));
         return true;
     case PAT_TUPLE:
         if (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)alt->nvars) return false;
         for (int i = 0; i < alt->nvars; i++)
-            eval_bind(fr, alt->vars[i], stc_value_retain(val_seq_items(v)[i]));
+            eval_bind(fr, alt->vars[i], val_retain(val_seq_items(v)[i]));
         return true;
     }
     return false;
@@ -488,7 +488,7 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
     for (int i = 0; i < e->u.cas.nalts; i++) {
         const ir_alt *alt = &e->u.cas.alts[i];
         if (!eval_case_match(alt, v, fr)) continue;
-        if (owned) stc_value_release(v);
+        if (owned) val_release(v);
         rc = eval_expr(cx, alt->body, fr, out);
         eval_unbind(fr, alt->vars, alt->nvars);
         return rc;
@@ -496,7 +496,7 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
     /* Quote a long value only in part: its text may be huge. */
     buf b = BUF_INIT;
     val_print_text_brief(&b, v, VAL_PRINT_BRIEF);
-    if (owned) stc_value_release(v);
+    if (owned) val_release(v);
     char *text = buf_take(&b);
     if (!text) return eval_oom(cx, e->loc);
     rc = eval_error(cx, STC_ERUNTIME, e->loc, "no case alternative matches %s", text);
@@ -519,7 +519,7 @@ EVAL_NOINLINE static int eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr
     for (size_t i = 0; i < n; i++) {
         int rc = eval_expr(cx, e->u.agg.items[i], fr, &items[i]);
         if (rc) {
-            stc_value_release(s); /* the remaining items are unit */
+            val_release(s); /* the remaining items are unit */
             return rc;
         }
     }
@@ -533,7 +533,7 @@ EVAL_NOINLINE static int eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame 
     size_t n = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
     stc_value c = val_func_alloc(fn, n);
     if (c.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
-    for (size_t i = 0; i < n; i++) val_as_func(c)->caps[i] = stc_value_retain(fr->slots[fn->captures[i]->slot]);
+    for (size_t i = 0; i < n; i++) val_as_func(c)->caps[i] = val_retain(fr->slots[fn->captures[i]->slot]);
     *out = c;
     return 0;
 }
@@ -555,7 +555,7 @@ EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
     int rc = eval_expr(cx, e->a, fr, &c);
     if (rc) return rc;
     if (c.tag != STC_T_BOOL) {
-        stc_value_release(c);
+        val_release(c);
         return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: 'if' on a non-bool");
     }
     return eval_expr(cx, c.as.b ? e->b : e->c, fr, out);
@@ -582,11 +582,14 @@ typedef struct eval_segment {
     eval_frame *fr;
     stc_value *out;
     int rc;
+    bool plain_counts; /* the parent's counting mode (value.h) */
 } eval_segment;
 
 static void *eval_segment_main(void *arg)
 {
     eval_segment *sg = arg;
+    /* The parent waits in pthread_join: its values are this thread's now. */
+    val_counts_set_plain(sg->plain_counts);
     sg->rc = eval_expr(sg->cx, sg->e, sg->fr, sg->out); /* sets the new stack base */
     return NULL;
 }
@@ -609,7 +612,7 @@ static void *eval_segment_stack(eval_ctx *cx, int level)
 EVAL_NOINLINE static int eval_on_new_stack(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
                                            stc_value *out)
 {
-    eval_segment sg = {cx, e, fr, out, 0};
+    eval_segment sg = {cx, e, fr, out, 0, val_counts_plain};
     void *stack = eval_segment_stack(cx, cx->seg_level);
     pthread_attr_t attr;
     pthread_t th;
@@ -633,8 +636,8 @@ int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     *out = eval_unit;
     switch (e->kind) { /* leaves first: they do not recurse */
-    case IR_LIT: *out = stc_value_retain(e->u.lit); return 0;
-    case IR_VAR: *out = stc_value_retain(fr->slots[e->u.var->slot]); return 0;
+    case IR_LIT: *out = val_retain(e->u.lit); return 0;
+    case IR_VAR: *out = val_retain(fr->slots[e->u.var->slot]); return 0;
     case IR_FUNREF:
         if (e->u.index < 0 || e->u.index >= cx->p->nfuns) break;
         *out = val_func_alloc(cx->p->funs[e->u.index], 0);

@@ -111,7 +111,7 @@ static void flow_record_error(flow_job *job, eval_ctx *cx, long long index)
 
 static void flow_store(stc_value *slot, stc_value v)
 {
-    stc_value_release(*slot);
+    val_release(*slot);
     *slot = v;
 }
 
@@ -124,12 +124,12 @@ static int flow_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code
     cx->thread = th->name;
     int rc = 0;
     if (code < 0) {
-        stc_value_release(v);
+        val_release(v);
         rc = ccx->error_oom ? eval_oom(cx, loc)
                             : eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
                                          ccx->message ? ccx->message : stc_strerror(code));
     } else if (out && !eval_value_has_type(v, th->out_type)) {
-        stc_value_release(v);
+        val_release(v);
         rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
     } else if (out) {
         *out = v;
@@ -167,18 +167,18 @@ static int flow_split_c(eval_ctx *cx, const ir_thread *th, const flow_step *s, e
     stc_value in = stc_value_unit(), v = stc_value_unit();
     int code;
     if (out) {
-        if (s->nargs == 1) in = stc_value_retain(fr->slots[s->args[0]]);
+        if (s->nargs == 1) in = val_retain(fr->slots[s->args[0]]);
         else if (s->nargs > 1) {
             stc_value argv[16];
             if (s->nargs > 16) return eval_error(cx, STC_ERUNTIME, loc, "internal error: too many inputs");
-            for (int i = 0; i < s->nargs; i++) argv[i] = stc_value_retain(fr->slots[s->args[i]]);
+            for (int i = 0; i < s->nargs; i++) argv[i] = val_retain(fr->slots[s->args[i]]);
             if ((in = stc_value_new_tuple((size_t)s->nargs, argv)).tag == STC_T_INVALID) return eval_oom(cx, loc);
         }
         code = def->output_fn(NULL, &in, &v, &ccx);
     } else {
         code = def->state_fn(cx->states[s->thread].cstate, &ccx);
     }
-    stc_value_release(in);
+    val_release(in);
     return flow_c_result(cx, th, loc, code, &ccx, v, out);
 }
 
@@ -203,10 +203,10 @@ static int flow_split(flow_job *job, eval_ctx *cx, const flow_step *s, eval_fram
     for (size_t i = 0; i < nslots; i++) slots[i] = stc_value_unit();
     int rc = 0;
     if (out) {
-        for (int i = 0; i < s->nargs; i++) args[i] = stc_value_retain(fr->slots[s->args[i]]);
+        for (int i = 0; i < s->nargs; i++) args[i] = val_retain(fr->slots[s->args[i]]);
         rc = eval_adapt_args(cx, th->name, k, (size_t)s->nargs, args, slots, loc);
     } else {
-        slots[k] = stc_value_retain(cx->states[s->thread].value);
+        slots[k] = val_retain(cx->states[s->thread].value);
     }
     const char *saved = cx->thread;
     cx->thread = th->name;
@@ -216,7 +216,7 @@ static int flow_split(flow_job *job, eval_ctx *cx, const flow_step *s, eval_fram
     if (rc == 0) rc = eval_expr(cx, fn->body->u.agg.items[out ? 0 : 1], &ffr, &v);
     cx->depth -= 2;
     cx->thread = saved;
-    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     if (slots != small) free(slots);
     if (args != argv) free(args);
     if (rc) return rc;
@@ -234,7 +234,7 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     case FS_EVAL:
         if ((rc = eval_expr(cx, s->e, fr, &v))) return rc;
         if (s->dst >= 0) flow_store(&slots[s->dst], v);
-        else stc_value_release(v);
+        else val_release(v);
         return 0;
     case FS_SELECT_IF:
         if (slots[s->src].tag != STC_T_BOOL)
@@ -263,7 +263,7 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
             return eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: let-tuple arity mismatch");
         for (int i = 0; i < n; i++) {
             const ir_var *b = s->e->u.let.binders[i];
-            if (b && b->slot >= 0) flow_store(&slots[b->slot], stc_value_retain(val_seq_items(t)[i]));
+            if (b && b->slot >= 0) flow_store(&slots[b->slot], val_retain(val_seq_items(t)[i]));
         }
         return 0;
     }
@@ -291,7 +291,7 @@ static int flow_load(flow_job *job, eval_ctx *cx, flow_batch *b, int i, stc_valu
         arg = b->in[i];
         b->in[i] = stc_value_unit();
     } else {
-        arg = job->items ? stc_value_retain(job->items[cx->item])
+        arg = job->items ? val_retain(job->items[cx->item])
                          : stc_value_int((int64_t)((uint64_t)job->start + (uint64_t)cx->item));
     }
     if (!pl->fn) {
@@ -617,8 +617,8 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
             slots[pl->result] = stc_value_unit();
         }
         if (b->loaded) /* else the frame holds only units */
-            for (int j = job->ncaps; j < pl->nslots; j++) stc_value_release(slots[j]);
-        if (job->stream) stc_value_release(b->in[i]);
+            for (int j = job->ncaps; j < pl->nslots; j++) val_release(slots[j]);
+        if (job->stream) val_release(b->in[i]);
     }
     if (b->n > 0 && b->busy_ns > 0) {
         uint64_t est = b->busy_ns / (uint64_t)b->n, old = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
@@ -667,10 +667,13 @@ int flow_start_pool(flow_runtime *rt)
     if (!rt->caches) {
         rt->caches = calloc((size_t)rt->workers, sizeof *rt->caches);
         rt->outer_caches = calloc((size_t)rt->workers, sizeof *rt->outer_caches);
-        if (!rt->caches || !rt->outer_caches) {
+        rt->outer_plain = calloc((size_t)rt->workers, sizeof *rt->outer_plain);
+        if (!rt->caches || !rt->outer_caches || !rt->outer_plain) {
             free(rt->caches);
             free(rt->outer_caches);
+            free(rt->outer_plain);
             rt->caches = rt->outer_caches = NULL;
+            rt->outer_plain = NULL;
             return -1;
         }
         /* A worker without a cache (out of memory) just uses malloc. */
@@ -715,7 +718,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     stc_value result = s ? stc_value_unit() : val_seq_alloc_unfilled(STC_T_LIST, n);
     if (!serial || result.tag == STC_T_INVALID || flow_start_pool(rt) != 0) {
         free(serial);
-        stc_value_release(result);
+        val_release(result);
         return eval_oom(cx, loc);
     }
     for (int i = 0; i < pl->nstages; i++) serial[i] = pl->stages[i].serial;
@@ -776,11 +779,11 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     long long bound = (long long)tokens * rt->capacity;
     if (bound > rt->stats.max_in_flight) rt->stats.max_in_flight = bound;
     if (rc != 0 && job.err_index < 0) {
-        stc_value_release(result);
+        val_release(result);
         return eval_oom(cx, loc);
     }
     if (job.err_index >= 0) {
-        stc_value_release(result);
+        val_release(result);
         if (cx->err.code == 0) {
             cx->err = job.err;
             return cx->err.code;
@@ -835,8 +838,17 @@ flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
 void flow_on_worker(void *ud, int worker, bool joining)
 {
     flow_runtime *rt = *(flow_runtime **)ud; /* every job's ud starts with its runtime */
-    if (joining) rt->outer_caches[worker] = val_cache_use(rt->caches[worker]);
-    else val_cache_use(rt->outer_caches[worker]);
+    if (joining) {
+        rt->outer_caches[worker] = val_cache_use(rt->caches[worker]);
+        /* One worker: the job's values stay on this thread, counts stay as
+         * they were (plain in a run).  More: atomic on every worker until
+         * it leaves; job start and end go through the pool's mutex, which
+         * orders these changes against the plain ones around the job. */
+        rt->outer_plain[worker] = val_counts_set_plain(sched_pool_workers(rt->pool) == 1 && val_counts_plain);
+    } else {
+        val_cache_use(rt->outer_caches[worker]);
+        val_counts_set_plain(rt->outer_plain[worker]);
+    }
 }
 
 void flow_runtime_free(flow_runtime *rt)
@@ -847,6 +859,7 @@ void flow_runtime_free(flow_runtime *rt)
     val_depot_free(rt->depot);
     free(rt->caches);
     free(rt->outer_caches);
+    free(rt->outer_plain);
     for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i].cx);
     free(rt->wcx);
     for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);

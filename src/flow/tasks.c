@@ -220,7 +220,7 @@ static int flow_task_shape(eval_ctx *cx, const flow_task_plan *tp, int i, stc_va
     const ir_expr *l = tp->lets ? tp->lets[i] : NULL;
     if (!l || l->kind != IR_LETTUPLE) return 0;
     if (v->tag == STC_T_TUPLE && val_seq_len(*v) == (size_t)l->u.let.nbinders) return 0;
-    stc_value_release(*v);
+    val_release(*v);
     *v = stc_value_unit();
     return eval_error(cx, STC_ERUNTIME, l->loc, "internal error: let-tuple arity mismatch");
 }
@@ -317,7 +317,7 @@ int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_val
     if (tuple.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
     int rc = flow_task_run_all(rt, cx, tp, fr, val_seq_items(tuple));
     if (rc != 0) {
-        stc_value_release(tuple); /* the items not made are unit */
+        val_release(tuple); /* the items not made are unit */
         return rc;
     }
     *out = tuple;
@@ -328,10 +328,10 @@ int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_val
 static void flow_bind(eval_frame *fr, const ir_var *var, stc_value v)
 {
     if (!var || var->slot < 0) {
-        stc_value_release(v);
+        val_release(v);
         return;
     }
-    stc_value_release(fr->slots[var->slot]);
+    val_release(fr->slots[var->slot]);
     fr->slots[var->slot] = v;
 }
 
@@ -345,8 +345,8 @@ static void flow_bind_let(eval_frame *fr, const ir_expr *l, stc_value v)
         flow_bind(fr, n > 0 ? vars[0] : NULL, v);
         return;
     }
-    for (int i = 0; i < n; i++) flow_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
-    stc_value_release(v);
+    for (int i = 0; i < n; i++) flow_bind(fr, vars[i], val_retain(val_seq_items(v)[i]));
+    val_release(v);
 }
 
 /* Ends let l's scope, as eval_let does (eval_unbind). */
@@ -355,7 +355,7 @@ static void flow_unbind_let(eval_frame *fr, const ir_expr *l)
     for (int i = 0; i < l->u.let.nbinders; i++) {
         const ir_var *var = l->u.let.binders[i];
         if (!var || var->slot < 0) continue;
-        stc_value_release(fr->slots[var->slot]);
+        val_release(fr->slots[var->slot]);
         fr->slots[var->slot] = stc_value_unit();
     }
 }
@@ -369,7 +369,7 @@ static FLOW_NOINLINE int flow_lets_bind(flow_runtime *rt, eval_ctx *cx, flow_tas
     for (int i = 0; i < tp->n; i++) vals[i] = stc_value_unit();
     int rc = flow_task_run_all(rt, cx, tp, fr, vals);
     if (rc != 0) {
-        for (int i = 0; i < tp->n; i++) stc_value_release(vals[i]);
+        for (int i = 0; i < tp->n; i++) val_release(vals[i]);
         return rc;
     }
     for (int i = 0; i < tp->n; i++) flow_bind_let(fr, tp->lets[i], vals[i]);
