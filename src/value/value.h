@@ -13,8 +13,9 @@
 #include "util/buf.h"
 
 struct stc_obj {
-    /* Changed plainly or atomically (the __atomic builtins), see below. */
-    uint32_t refs;
+    /* Changed plainly or atomically (the __atomic builtins), see below.
+     * size_t: references take memory, so the count cannot overflow. */
+    size_t refs;
     stc_tag tag;
     uint8_t cls;    /* the block's size class (value/cache.h) */
     uint8_t shared; /* VAL_SHARED: counted atomically by every thread (read

@@ -9,7 +9,7 @@
 #include "test.h"
 #include "value/value.h"
 
-static uint32_t refs_of(stc_value v) { return __atomic_load_n(&v.as.obj->refs, __ATOMIC_RELAXED); }
+static size_t refs_of(stc_value v) { return __atomic_load_n(&v.as.obj->refs, __ATOMIC_RELAXED); }
 
 TEST(value_counts_plain_and_atomic_modes)
 {
