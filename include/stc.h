@@ -64,7 +64,8 @@ const char *stc_strerror(int code);
 /* ---- Values -------------------------------------------------------------
  * A value is a small tagged struct passed by value.  Scalars live inline;
  * str, list, tuple, inl/inr and user objects are immutable heap objects with
- * an atomic reference count, safe to share between threads.  Functions named
+ * an atomic reference count, safe to share between threads (retain a value,
+ * on the thread that holds it, before handing it to another).  Functions named
  * stc_value_new_* return a value holding one reference the caller owns;
  * release it with stc_value_release().  Scalars need no release (it is a
  * no-op on them). On allocation failure constructors return a value with

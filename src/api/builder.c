@@ -66,7 +66,7 @@ static ir_expr *builder_node(stc_builder *b, ir_kind kind)
 
 static stc_b_expr *builder_lit(stc_builder *b, stc_value v)
 {
-    if (!builder_ready(b)) { stc_value_release(v); return NULL; }
+    if (!builder_ready(b)) { val_release(v); return NULL; }
     if (v.tag == STC_T_INVALID) return builder_fail(b, "out of memory");
     ir_expr *e = ir_lit(b->p, v, builder_loc);
     return e ? B_EXPR(e) : builder_fail(b, "out of memory");

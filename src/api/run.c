@@ -14,6 +14,7 @@
 #include "trace/profile.h"
 #include "trace/trace.h"
 #include "value/result.h"
+#include "value/value.h"
 
 static int run_default_workers(void)
 {
@@ -23,6 +24,8 @@ static int run_default_workers(void)
 
 static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, sched_pool *pool,
                     const stc_stream *io, stc_result **out);
+static int run_counted(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, sched_pool *pool,
+                       const stc_stream *io, stc_result **out);
 
 int stc_run(stc_program *prog, const stc_run_opts *opts, stc_result **out)
 {
@@ -54,11 +57,24 @@ int run_testing(stc_program *prog, const stc_run_opts *opts, const run_testing_o
         pthread_mutex_lock(&o.pool->in_use);
         stc_run_opts inner = o;
         inner.pool = NULL;
-        int rc = run_with(prog, &inner, &t, o.pool->sched, io, out);
+        int rc = run_counted(prog, &inner, &t, o.pool->sched, io, out);
         pthread_mutex_unlock(&o.pool->in_use);
         return rc;
     }
-    return run_with(prog, &o, &t, NULL, io, out);
+    return run_counted(prog, &o, &t, NULL, io, out);
+}
+
+/* Counts change plainly on this thread while it runs the program alone
+ * (value.h, "Reference counts"); its parallel jobs switch their workers to
+ * atomic counts.  The host's own mode comes back at the end: the result's
+ * values are the host's, counted atomically by its threads. */
+static int run_counted(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, sched_pool *pool,
+                       const stc_stream *io, stc_result **out)
+{
+    bool was = val_counts_set_plain(true);
+    int rc = run_with(prog, opts, t, pool, io, out);
+    val_counts_set_plain(was);
+    return rc;
 }
 
 /* stc_run on a given scheduler pool (NULL: the run makes its own). */

@@ -56,26 +56,26 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         /* smap(f, range(a, b)): offer the ints without building the list. */
         rc = eval_smap_range(cx, le, fr, thread, e, fnv, out);
         if (rc != EVAL_DECLINED) {
-            stc_value_release(fnv);
+            val_release(fnv);
             return rc;
         }
         rc = 0;
     }
     if ((rc = eval_expr(cx, le, fr, &xs))) {
-        stc_value_release(fnv);
+        val_release(fnv);
         return rc;
     }
     if (xs.tag != STC_T_LIST) {
-        stc_value_release(fnv);
-        stc_value_release(xs);
+        val_release(fnv);
+        val_release(xs);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
     }
     if (cx->hooks) {
         eval_items items = {val_seq_items(xs), 0, val_seq_len(xs)};
         rc = cx->hooks->smap(cx->hooks->ud, cx, e, thread, fnv, &items, out);
         if (rc != EVAL_DECLINED) {
-            stc_value_release(fnv);
-            stc_value_release(xs);
+            val_release(fnv);
+            val_release(xs);
             return rc;
         }
         rc = 0;
@@ -83,23 +83,23 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     size_t n = val_seq_len(xs);
     stc_value r = val_seq_alloc(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) {
-        stc_value_release(fnv);
-        stc_value_release(xs);
+        val_release(fnv);
+        val_release(xs);
         return eval_oom(cx, loc);
     }
     long long saved = cx->item;
     for (size_t i = 0; i < n && rc == 0; i++) {
         cx->item = (long long)i;
         if ((rc = eval_check_cancel(cx, loc))) break;
-        stc_value arg = stc_value_retain(val_seq_items(xs)[i]);
+        stc_value arg = val_retain(val_seq_items(xs)[i]);
         if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &arg, loc, &val_seq_items(r)[i]);
         else rc = eval_apply(cx, fnv, 1, &arg, loc, &val_seq_items(r)[i]);
     }
     cx->item = saved;
-    stc_value_release(fnv);
-    stc_value_release(xs);
+    val_release(fnv);
+    val_release(xs);
     if (rc) {
-        stc_value_release(r);
+        val_release(r);
         return rc;
     }
     *out = r;
@@ -157,7 +157,7 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
         if (i < 0 || (uint64_t)i >= n)
             return eval_error(cx, STC_ERUNTIME, loc,
                               "nth: index %" PRId64 " out of range for a list of length %zu", i, n);
-        *out = stc_value_retain(val_seq_items(a[0])[i]);
+        *out = val_retain(val_seq_items(a[0])[i]);
         return 0;
     }
     case BI_RANGE:
@@ -211,6 +211,6 @@ int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
     for (int i = 0; i < n && rc == 0; i++) rc = eval_operand(cx, e->u.call.args[i], fr, &a[i], &owned[i]);
     if (rc == 0) rc = eval_simple(cx, (ir_builtin)bi, loc, a, out);
     for (int i = 0; i < n; i++)
-        if (owned[i]) stc_value_release(a[i]);
+        if (owned[i]) val_release(a[i]);
     return rc;
 }

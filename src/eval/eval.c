@@ -100,7 +100,7 @@ void eval_ctx_share(eval_ctx *wcx, const eval_ctx *cx)
 
 static void eval_release_n(stc_value *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) stc_value_release(v[i]);
+    for (size_t i = 0; i < n; i++) val_release(v[i]);
 }
 
 /* ---- Applications -------------------------------------------------------- */
@@ -113,8 +113,8 @@ int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_
         return 0;
     }
     if (k >= 2 && nargs == 1 && args[0].tag == STC_T_TUPLE && val_seq_len(args[0]) == k) {
-        for (size_t i = 0; i < k; i++) dst[i] = stc_value_retain(val_seq_items(args[0])[i]);
-        stc_value_release(args[0]);
+        for (size_t i = 0; i < k; i++) dst[i] = val_retain(val_seq_items(args[0])[i]);
+        val_release(args[0]);
         return 0;
     }
     if (k == 1) { /* a one-param function takes the tuple (or unit) of the args */
@@ -190,7 +190,7 @@ int eval_call_fun(eval_ctx *cx, const ir_fun *fn, const stc_value *caps, size_t 
         return eval_oom(cx, loc);
     }
     int rc = eval_adapt_args(cx, fn->name, k, nargs, args, slots + ncaps, loc);
-    for (size_t i = 0; caps && i < ncaps; i++) slots[i] = stc_value_retain(caps[i]);
+    for (size_t i = 0; caps && i < ncaps; i++) slots[i] = val_retain(caps[i]);
     if (rc == 0) rc = eval_invoke(cx, fn, slots, loc, out);
     eval_frame_free(slots, small, nslots);
     return rc;
@@ -262,7 +262,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         if (idx >= 0 && idx < p->nfuns) fn = p->funs[idx];
         break;
     case CALL_VALUE: /* held across the call (the closure may be the slot's only reference) */
-        callee = stc_value_retain(fr->slots[e->u.call.callee.var->slot]);
+        callee = val_retain(fr->slots[e->u.call.callee.var->slot]);
         if (callee.tag == STC_T_FUNC) {
             fn = val_as_func(callee)->code;
             caps = val_as_func(callee)->caps;
@@ -277,7 +277,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
     default: break;
     }
     if (!fn) {
-        stc_value_release(callee);
+        val_release(callee);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
     }
     size_t nslots = fn->nslots > 0 ? (size_t)fn->nslots : 0;
@@ -289,17 +289,17 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         stc_value small[EVAL_SMALL];
         stc_value *slots = eval_frame_new(small, nslots);
         if (!slots) {
-            stc_value_release(callee);
+            val_release(callee);
             return eval_oom(cx, loc);
         }
         rc = eval_args_into(cx, e, fr, slots + ncaps);
         if (rc == 0 && thread < 0) {
-            for (size_t i = 0; caps && i < ncaps; i++) slots[i] = stc_value_retain(caps[i]);
+            for (size_t i = 0; caps && i < ncaps; i++) slots[i] = val_retain(caps[i]);
             rc = eval_invoke(cx, fn, slots, loc, out);
         } else if (rc == 0) {
             const char *saved = cx->thread;
             cx->thread = p->threads[thread]->name;
-            slots[fn->nparams - 1] = stc_value_retain(cx->states[thread].value);
+            slots[fn->nparams - 1] = val_retain(cx->states[thread].value);
             stc_value pair;
             rc = eval_invoke(cx, fn, slots, loc, &pair);
             if (rc == 0) rc = eval_thread_result(cx, thread, pair, loc, out);
@@ -307,7 +307,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         }
         eval_frame_free(slots, small, nslots);
     }
-    stc_value_release(callee);
+    val_release(callee);
     return rc;
 }
 
@@ -382,7 +382,7 @@ static int eval_binop_with(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
     int rc;
     if (op == OP_AND || op == OP_OR) { /* bools: nothing to count */
         if (a.tag != STC_T_BOOL) {
-            if (own_a) stc_value_release(a);
+            if (own_a) val_release(a);
             return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
                               ir_binop_name(op));
         }
@@ -393,7 +393,7 @@ static int eval_binop_with(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
         rc = eval_expr(cx, e->b, fr, &b);
         if (rc) return rc;
         if (b.tag != STC_T_BOOL) {
-            stc_value_release(b);
+            val_release(b);
             return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
                               ir_binop_name(op));
         }
@@ -402,13 +402,13 @@ static int eval_binop_with(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
     }
     rc = eval_operand(cx, e->b, fr, &b, &own_b);
     if (rc) {
-        if (own_a) stc_value_release(a);
+        if (own_a) val_release(a);
         return rc;
     }
     if (op >= OP_ADD) rc = eval_arith(cx, e, a, b, out);
     else rc = eval_compare(cx, e, a, b, out);
-    if (own_a) stc_value_release(a);
-    if (own_b) stc_value_release(b);
+    if (own_a) val_release(a);
+    if (own_b) val_release(b);
     return rc;
 }
 
@@ -433,7 +433,7 @@ EVAL_NOINLINE static int eval_chain(eval_ctx *cx, const ir_expr *e, eval_frame *
         own = true;
     }
     ir_chain_free(&ch);
-    if (rc == 0) *out = own ? acc : stc_value_retain(acc);
+    if (rc == 0) *out = own ? acc : val_retain(acc);
     return rc;
 }
 
@@ -456,7 +456,7 @@ EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *f
     else if (e->u.unop == OP_NEG && a.tag == STC_T_INT) *out = stc_value_int((int64_t)(0 - (uint64_t)a.as.i));
     else if (e->u.unop == OP_NEG && a.tag == STC_T_FLOAT) *out = stc_value_float(-a.as.f);
     else {
-        stc_value_release(a);
+        val_release(a);
         return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operand for '%s'",
                           ir_unop_name(e->u.unop));
     }
@@ -492,17 +492,17 @@ static bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
     case PAT_WILD: return true;
     case PAT_LIT: return stc_value_equal(v, alt->lit);
     case PAT_VAR:
-        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, stc_value_retain(v));
+        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, val_retain(v));
         return true;
     case PAT_INL:
     case PAT_INR:
         if (v.tag != (alt->pat == PAT_INL ? STC_T_INL : STC_T_INR)) return false;
-        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, stc_value_retain(val_box_get(v)));
+        eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, val_retain(val_box_get(v)));
         return true;
     case PAT_TUPLE:
         if (v.tag != STC_T_TUPLE || val_seq_len(v) != (size_t)alt->nvars) return false;
         for (int i = 0; i < alt->nvars; i++)
-            eval_bind(fr, alt->vars[i], stc_value_retain(val_seq_items(v)[i]));
+            eval_bind(fr, alt->vars[i], val_retain(val_seq_items(v)[i]));
         return true;
     }
     return false;
@@ -534,7 +534,7 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
     if (rc) return rc;
     int i;
     rc = eval_case_select(cx, e, v, fr, &i);
-    if (owned) stc_value_release(v);
+    if (owned) val_release(v);
     if (rc) return rc;
     const ir_alt *alt = &e->u.cas.alts[i];
     rc = eval_expr(cx, alt->body, fr, out);
@@ -557,7 +557,7 @@ EVAL_NOINLINE static int eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr
     for (size_t i = 0; i < n; i++) {
         int rc = eval_expr(cx, e->u.agg.items[i], fr, &items[i]);
         if (rc) {
-            stc_value_release(s); /* the remaining items are unit */
+            val_release(s); /* the remaining items are unit */
             return rc;
         }
     }
@@ -571,7 +571,7 @@ EVAL_NOINLINE static int eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame 
     size_t n = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
     stc_value c = val_func_alloc(fn, n);
     if (c.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
-    for (size_t i = 0; i < n; i++) val_as_func(c)->caps[i] = stc_value_retain(fr->slots[fn->captures[i]->slot]);
+    for (size_t i = 0; i < n; i++) val_as_func(c)->caps[i] = val_retain(fr->slots[fn->captures[i]->slot]);
     *out = c;
     return 0;
 }
@@ -599,7 +599,7 @@ EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
     int rc = eval_expr(cx, e->a, fr, &c);
     if (rc) return rc;
     if ((rc = eval_if_test(cx, e, c, &then))) {
-        stc_value_release(c);
+        val_release(c);
         return rc;
     }
     return eval_expr(cx, then ? e->b : e->c, fr, out);
@@ -626,11 +626,14 @@ typedef struct eval_segment {
     eval_frame *fr;
     stc_value *out;
     int rc;
+    bool plain_counts; /* the parent's counting mode (value.h) */
 } eval_segment;
 
 static void *eval_segment_main(void *arg)
 {
     eval_segment *sg = arg;
+    /* The parent waits in pthread_join: its values are this thread's now. */
+    val_counts_set_plain(sg->plain_counts);
     sg->rc = eval_expr(sg->cx, sg->e, sg->fr, sg->out); /* sets the new stack base */
     return NULL;
 }
@@ -653,7 +656,7 @@ static void *eval_segment_stack(eval_ctx *cx, int level)
 EVAL_NOINLINE static int eval_on_new_stack(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
                                            stc_value *out)
 {
-    eval_segment sg = {cx, e, fr, out, 0};
+    eval_segment sg = {cx, e, fr, out, 0, val_counts_plain};
     void *stack = eval_segment_stack(cx, cx->seg_level);
     pthread_attr_t attr;
     pthread_t th;
@@ -677,8 +680,8 @@ int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     *out = eval_unit;
     switch (e->kind) { /* leaves first: they do not recurse */
-    case IR_LIT: *out = stc_value_retain(e->u.lit); return 0;
-    case IR_VAR: *out = stc_value_retain(fr->slots[e->u.var->slot]); return 0;
+    case IR_LIT: *out = val_retain(e->u.lit); return 0;
+    case IR_VAR: *out = val_retain(fr->slots[e->u.var->slot]); return 0;
     case IR_FUNREF:
         if (e->u.index < 0 || e->u.index >= cx->p->nfuns) break;
         *out = val_func_alloc(cx->p->funs[e->u.index], 0);

@@ -183,10 +183,10 @@ int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_
 static inline void eval_bind(eval_frame *fr, const ir_var *var, stc_value v)
 {
     if (!var || var->slot < 0) {
-        stc_value_release(v);
+        val_release(v);
         return;
     }
-    stc_value_release(fr->slots[var->slot]);
+    val_release(fr->slots[var->slot]);
     fr->slots[var->slot] = v;
 }
 
@@ -196,7 +196,7 @@ static inline void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
 {
     for (int i = 0; i < n; i++) {
         if (!vars[i] || vars[i]->slot < 0) continue;
-        stc_value_release(fr->slots[vars[i]->slot]);
+        val_release(fr->slots[vars[i]->slot]);
         fr->slots[vars[i]->slot] = (stc_value){.tag = STC_T_UNIT};
     }
 }
@@ -222,8 +222,8 @@ static inline int eval_let_bind(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
         return 0;
     }
     int rc = eval_let_check(cx, e, v);
-    for (int i = 0; rc == 0 && i < n; i++) eval_bind(fr, vars[i], stc_value_retain(val_seq_items(v)[i]));
-    stc_value_release(v);
+    for (int i = 0; rc == 0 && i < n; i++) eval_bind(fr, vars[i], val_retain(val_seq_items(v)[i]));
+    val_release(v);
     return rc;
 }
 

@@ -46,7 +46,7 @@ int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_va
         stc_value v = eval_unit;
         int code = s->io->source(s->io->source_ud, &v, &ccx);
         if (code == STC_STREAM_AGAIN) { /* nothing yet: wait a little, unless cancelled */
-            stc_value_release(v);
+            val_release(v);
             free(ccx.message);
             if ((rc = eval_check_cancel(cx, s->in_loc))) break;
             struct timespec ts = {0, 100000};
@@ -54,7 +54,7 @@ int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_va
             continue;
         }
         if (code < 0) {
-            stc_value_release(v);
+            val_release(v);
             /* A source interrupted by a cancel (a signal) reports the cancel. */
             rc = eval_check_cancel(cx, s->in_loc);
             if (rc) free(ccx.message);
@@ -63,12 +63,12 @@ int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_va
         }
         free(ccx.message);
         if (code == 0) {
-            stc_value_release(v);
+            val_release(v);
             rc = 0;
             break;
         }
         if (!eval_value_has_type(v, s->item_type)) {
-            stc_value_release(v);
+            val_release(v);
             char *t = ir_type_to_string(s->item_type);
             rc = eval_error(cx, STC_ERUNTIME, s->in_loc, "input item of the wrong type: main's input items are %s",
                             t ? t : "?");
@@ -133,7 +133,7 @@ static int eval_smap_stream_seq(eval_ctx *cx, const eval_stream *s, ir_loc loc, 
         if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &x, loc, &r);
         else rc = eval_apply(cx, fnv, 1, &x, loc, &r);
         if (rc == 0) rc = eval_stream_push(cx, s, i, r);
-        stc_value_release(r);
+        val_release(r);
         if (rc) break;
     }
     cx->item = saved;
@@ -165,7 +165,7 @@ static int eval_main_streamed(eval_ctx *cx, const eval_stream *s, const ir_expr 
     if (cx->hooks && cx->hooks->stream)
         rc = cx->hooks->stream(cx->hooks->ud, cx, e, thread, fnv, s, count);
     if (rc == EVAL_DECLINED) rc = eval_smap_stream_seq(cx, s, loc, thread, fnv, count);
-    stc_value_release(fnv);
+    val_release(fnv);
     return rc;
 }
 
@@ -183,7 +183,7 @@ static int eval_stream_drain(eval_ctx *cx, const eval_stream *s, stc_value *out,
         if (n == cap) {
             stc_value *grown = realloc(items, 2 * cap * sizeof *items);
             if (!grown) {
-                stc_value_release(x);
+                val_release(x);
                 rc = eval_oom(cx, s->in_loc);
                 break;
             }
@@ -198,7 +198,7 @@ static int eval_stream_drain(eval_ctx *cx, const eval_stream *s, stc_value *out,
         free(items);
         return out->tag == STC_T_INVALID ? eval_oom(cx, s->in_loc) : 0;
     }
-    for (size_t i = 0; i < n; i++) stc_value_release(items[i]);
+    for (size_t i = 0; i < n; i++) val_release(items[i]);
     free(items);
     return rc;
 }
@@ -233,14 +233,14 @@ int eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long lo
             long long saved = cx->item;
             for (size_t i = 0; i < n && rc == 0; i++) rc = eval_stream_push(cx, &s, (long long)i, val_seq_items(v)[i]);
             cx->item = saved;
-            stc_value_release(v);
+            val_release(v);
             v = eval_unit;
             *to_sink = true;
         }
         if (rc == 0) *out = v;
-        else stc_value_release(v);
+        else val_release(v);
     }
-    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     free(slots);
     return rc;
 }

@@ -41,7 +41,7 @@ static int str_error(eval_ctx *cx, ir_loc loc, const char *name, const val_str *
 static bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to)
 {
     const val_str *vs = val_as_str(s);
-    stc_value v = from == 0 && to == vs->len ? stc_value_retain(s) : stc_value_new_str(vs->data + from, to - from);
+    stc_value v = from == 0 && to == vs->len ? val_retain(s) : stc_value_new_str(vs->data + from, to - from);
     if (v.tag == STC_T_INVALID) return false;
     val_seq_items(r)[k] = v;
     return true;
@@ -75,7 +75,7 @@ static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
     for (size_t k = 0; k < n; k++) {
         str_next_word(vs->data, vs->len, &i, &from, &to);
         if (!str_piece(r, k, s, from, to)) {
-            stc_value_release(r);
+            val_release(r);
             return eval_oom(cx, loc);
         }
     }
@@ -149,7 +149,7 @@ static int str_split(eval_ctx *cx, ir_loc loc, stc_value s, stc_value sep, stc_v
     }
     free(f.fail);
     if (!ok) {
-        stc_value_release(r); /* unit, or a list whose missing items are unit */
+        val_release(r); /* unit, or a list whose missing items are unit */
         return eval_oom(cx, loc);
     }
     *out = r;
@@ -180,7 +180,7 @@ static int str_concat(eval_ctx *cx, ir_loc loc, stc_value a, stc_value b, stc_va
 {
     const val_str *x = val_as_str(a), *y = val_as_str(b);
     if (y->len == 0 || x->len == 0) { /* share the other one */
-        *out = stc_value_retain(y->len == 0 ? a : b);
+        *out = val_retain(y->len == 0 ? a : b);
         return 0;
     }
     /* The limit every text obeys (str's too): checked before allocating. */

@@ -108,23 +108,23 @@ int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_valu
     *out = eval_unit;
     const ir_thread *th = cx->p->threads[t];
     if (pair.tag != STC_T_TUPLE || val_seq_len(pair) != 2) {
-        stc_value_release(pair);
+        val_release(pair);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' did not return a pair",
                           th->name);
     }
     eval_tstate *st = &cx->states[t];
-    *out = stc_value_retain(val_seq_items(pair)[0]);
+    *out = val_retain(val_seq_items(pair)[0]);
     stc_value next = val_seq_items(pair)[1];
     if (eval_same_value(next, st->value)) {
         /* The state came back unchanged (a read-only thread): no write, so
          * the parallel runtime may run such calls on several workers. */
-        stc_value_release(pair);
+        val_release(pair);
         return 0;
     }
     stc_value old = st->value;
-    st->value = stc_value_retain(val_seq_items(pair)[1]);
-    stc_value_release(old);
-    stc_value_release(pair);
+    st->value = val_retain(val_seq_items(pair)[1]);
+    val_release(old);
+    val_release(pair);
     return 0;
 }
 
@@ -135,19 +135,19 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
     const ir_thread *th = p->threads[t];
     eval_tstate *st = &cx->states[t];
     if (th->fun < 0 || th->fun >= p->nfuns || th->ninputs < 0) {
-        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        for (size_t i = 0; i < nargs; i++) val_release(args[i]);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: unbound thread '%s'", th->name);
     }
     size_t k = (size_t)th->ninputs;
     stc_value small[EVAL_SMALL], *full = small;
     if (k + 1 > EVAL_SMALL && !(full = malloc((k + 1) * sizeof *full))) {
-        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        for (size_t i = 0; i < nargs; i++) val_release(args[i]);
         return eval_oom(cx, loc);
     }
     int rc = eval_adapt_args(cx, th->name, k, nargs, args, full, loc);
     stc_value pair = eval_unit;
     if (rc == 0) {
-        full[k] = stc_value_retain(st->value); /* the state as of this call */
+        full[k] = val_retain(st->value); /* the state as of this call */
         rc = eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
     }
     if (full != small) free(full);
@@ -176,13 +176,13 @@ static int eval_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code
     int rc = 0;
     if (out) *out = eval_unit;
     if (code < 0) {
-        stc_value_release(v);
+        val_release(v);
         if (ccx->error_oom) rc = eval_oom(cx, loc);
         else
             rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
                             ccx->message ? ccx->message : stc_strerror(code));
     } else if (out && !eval_value_has_type(v, th->out_type)) {
-        stc_value_release(v);
+        val_release(v);
         rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
     } else if (out) {
         *out = v;
@@ -202,13 +202,13 @@ static int eval_call_c_args(eval_ctx *cx, int t, size_t nargs, stc_value *args, 
 {
     const ir_thread *th = cx->p->threads[t];
     if (!th->cdef || !th->cdef->fn || !cx->states[t].ready) {
-        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        for (size_t i = 0; i < nargs; i++) val_release(args[i]);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
     }
     stc_value in;
     int rc = eval_c_input(cx, nargs, args, loc, &in);
     if (rc == 0) rc = eval_call_c(cx, t, &in, loc, out);
-    stc_value_release(in);
+    val_release(in);
     return rc;
 }
 
@@ -217,7 +217,7 @@ static int eval_call_c_args(eval_ctx *cx, int t, size_t nargs, stc_value *args, 
 static stc_value *eval_gather(const stc_value *slots, const int *idx, size_t n, stc_value *small)
 {
     stc_value *args = n <= 8 ? small : malloc(n * sizeof *args);
-    for (size_t i = 0; args && i < n; i++) args[i] = stc_value_retain(slots[idx[i]]);
+    for (size_t i = 0; args && i < n; i++) args[i] = val_retain(slots[idx[i]]);
     return args;
 }
 
@@ -241,7 +241,7 @@ static int eval_c_part(eval_ctx *cx, int t, const stc_value *from, const int *id
         if (args != small) free(args);
         if (rc) return rc;
         code = def->output_fn(NULL, &in, &v, &ccx);
-        stc_value_release(in);
+        val_release(in);
     }
     return eval_c_result(cx, th, loc, code, &ccx, v, out);
 }
@@ -263,9 +263,9 @@ static int eval_lang_part(eval_ctx *cx, int t, const stc_value *from, const int 
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
     int rc = 0;
     if (!out) {
-        slots[k] = stc_value_retain(cx->states[t].value);
+        slots[k] = val_retain(cx->states[t].value);
     } else if (nargs == k) { /* straight into the frame */
-        for (size_t i = 0; i < k; i++) slots[i] = stc_value_retain(from[idx[i]]);
+        for (size_t i = 0; i < k; i++) slots[i] = val_retain(from[idx[i]]);
     } else {
         stc_value asmall[8], *a = eval_gather(from, idx, nargs, asmall);
         rc = a ? eval_adapt_args(cx, th->name, k, nargs, a, slots, loc) : eval_oom(cx, loc);
@@ -279,13 +279,13 @@ static int eval_lang_part(eval_ctx *cx, int t, const stc_value *from, const int 
     if (rc == 0) rc = eval_expr(cx, fn->body->u.agg.items[out ? 0 : 1], &ffr, &v);
     cx->depth -= 2;
     cx->thread = saved;
-    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     if (slots != small) free(slots);
     if (rc) return rc;
     if (out) {
         *out = v;
     } else {
-        stc_value_release(cx->states[t].value);
+        val_release(cx->states[t].value);
         cx->states[t].value = v;
     }
     return 0;
@@ -308,7 +308,7 @@ int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc 
     cx->thread = th->name;
     int rc;
     if (!cx->states) {
-        for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
+        for (size_t i = 0; i < nargs; i++) val_release(args[i]);
         rc = eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' called without states",
                         th->name);
     } else if (th->kind == THREAD_LANG) {
@@ -327,7 +327,7 @@ void eval_states_free(const ir_program *p, eval_tstate *st)
     if (!st) return;
     for (int i = 0; i < p->nthreads; i++) {
         const ir_thread *th = p->threads[i];
-        stc_value_release(st[i].value);
+        val_release(st[i].value);
         if (st[i].cstate) {
             if (st[i].ready && th->cdef && th->cdef->state_free)
                 th->cdef->state_free(st[i].cstate, th->cdef->user);
@@ -341,7 +341,7 @@ void eval_states_free(const ir_program *p, eval_tstate *st)
 static int eval_state_init(eval_ctx *cx, const ir_thread *th, eval_tstate *st, const stc_value *v)
 {
     if (th->kind == THREAD_LANG) {
-        st->value = v ? stc_value_retain(*v) : eval_unit;
+        st->value = v ? val_retain(*v) : eval_unit;
         st->ready = true;
         return 0;
     }
@@ -384,10 +384,10 @@ int eval_states_init(eval_ctx *cx, eval_tstate **out)
         stc_value v = eval_unit;
         if (th->init) rc = eval_expr(cx, th->init, &fr, &v);
         if (rc == 0) rc = eval_state_init(cx, th, &st[i], th->init ? &v : NULL);
-        stc_value_release(v);
+        val_release(v);
     }
     cx->thread = saved;
-    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     if (slots != small) free(slots);
     if (rc) {
         eval_states_free(p, st);
@@ -404,7 +404,7 @@ int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out)
     for (int i = 0; i < p->nthreads; i++) {
         const ir_thread *th = p->threads[i];
         if (th->kind == THREAD_LANG) {
-            out[i] = stc_value_retain(st[i].value);
+            out[i] = val_retain(st[i].value);
             continue;
         }
         const stc_thread_def *def = th->cdef;
@@ -412,7 +412,7 @@ int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out)
         stc_value v = eval_unit;
         int code = def->state_to_value(st[i].cstate, &v, def->user);
         if (code < 0 || v.tag == STC_T_INVALID) {
-            stc_value_release(v);
+            val_release(v);
             const char *saved = cx->thread;
             cx->thread = th->name;
             eval_error(cx, code == STC_ENOMEM ? STC_ENOMEM : STC_ERUNTIME, th->loc,
@@ -420,7 +420,7 @@ int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out)
                        stc_strerror(code < 0 ? code : STC_ENOMEM));
             cx->thread = saved;
             for (int j = 0; j < i; j++) {
-                stc_value_release(out[j]);
+                val_release(out[j]);
                 out[j] = eval_unit;
             }
             return cx->err.code;
@@ -442,7 +442,7 @@ static int eval_main(eval_ctx *cx, stc_value *out)
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
     eval_frame fr = {slots, NULL};
     int rc = eval_expr(cx, p->main, &fr, out);
-    for (size_t i = 0; i < nslots; i++) stc_value_release(slots[i]);
+    for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     if (slots != small) free(slots);
     return rc;
 }
@@ -467,18 +467,18 @@ int eval_run_hooked(const ir_program *p, stc_result *res, const eval_runtime_hoo
     if (rc == 0 && !(finals = calloc(n ? n : 1, sizeof *finals))) rc = eval_oom(&cx, p->main_loc);
     if (rc == 0) rc = eval_states_final(&cx, st, finals);
     if (rc == 0) {
-        stc_value_release(res->value);
+        val_release(res->value);
         res->value = v;
         for (size_t i = 0; i < n; i++) {
             if (i < res->nstates) {
-                stc_value_release(res->states[i]);
+                val_release(res->states[i]);
                 res->states[i] = finals[i];
             } else {
-                stc_value_release(finals[i]);
+                val_release(finals[i]);
             }
         }
     } else {
-        stc_value_release(v);
+        val_release(v);
         const eval_err *e = &cx.err;
         if (e->code) rc = e->code;
         result_set_error(res, rc, p->file, e->loc.line, e->loc.col, e->thread, e->item, "%s",

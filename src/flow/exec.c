@@ -173,8 +173,8 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
             slots[pl->result] = stc_value_unit();
         }
         if (b->loaded) /* else the frame holds only units */
-            for (int j = job->ncaps; j < pl->nslots; j++) stc_value_release(slots[j]);
-        if (job->stream) stc_value_release(b->in[i]);
+            for (int j = job->ncaps; j < pl->nslots; j++) val_release(slots[j]);
+        if (job->stream) val_release(b->in[i]);
     }
     if (b->n > 0 && b->busy_ns > 0) {
         uint64_t est = b->busy_ns / (uint64_t)b->n, old = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
@@ -367,7 +367,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     /* release fills every item of the result list on success */
     stc_value result = s ? stc_value_unit() : val_seq_alloc_unfilled(STC_T_LIST, xs->n);
     if (result.tag == STC_T_INVALID || flow_start_pool(rt) != 0) {
-        stc_value_release(result);
+        val_release(result);
         return eval_oom(cx, e->u.call.callee_loc);
     }
     flow_job job;
@@ -377,11 +377,11 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     flow_job_fini(&job);
     flow_job_count(&job, tokens, count);
     if (rc != 0 && job.err_index < 0) {
-        stc_value_release(result);
+        val_release(result);
         return eval_oom(cx, job.loc);
     }
     if (job.err_index >= 0) {
-        stc_value_release(result);
+        val_release(result);
         return eval_error_adopt(cx, job.err);
     }
     *out = result;

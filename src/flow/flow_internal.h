@@ -70,6 +70,9 @@ struct flow_runtime {
      * job of this runtime, and the cache its thread had before (put back
      * when it leaves; a C thread may run another program's job inside). */
     struct val_cache **caches, **outer_caches;
+    /* Per worker: its thread's counting mode before it joined (value.h:
+     * counts are atomic while more than one worker works for a job). */
+    bool *outer_plain;
     struct val_depot *depot; /* where the caches exchange full magazines */
     flow_plan **plans;       /* made so far (used by the main thread only) */
     int nplans, plans_cap;

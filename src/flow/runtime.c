@@ -43,6 +43,7 @@ void flow_runtime_free(flow_runtime *rt)
     val_depot_free(rt->depot);
     free(rt->caches);
     free(rt->outer_caches);
+    free(rt->outer_plain);
     for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i].cx);
     free(rt->wcx);
     for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);
@@ -67,10 +68,13 @@ int flow_start_pool(flow_runtime *rt)
     if (!rt->caches) {
         rt->caches = calloc((size_t)rt->workers, sizeof *rt->caches);
         rt->outer_caches = calloc((size_t)rt->workers, sizeof *rt->outer_caches);
-        if (!rt->caches || !rt->outer_caches) {
+        rt->outer_plain = calloc((size_t)rt->workers, sizeof *rt->outer_plain);
+        if (!rt->caches || !rt->outer_caches || !rt->outer_plain) {
             free(rt->caches);
             free(rt->outer_caches);
+            free(rt->outer_plain);
             rt->caches = rt->outer_caches = NULL;
+            rt->outer_plain = NULL;
             return -1;
         }
         /* A worker without a cache (out of memory) just uses malloc. */
@@ -87,8 +91,17 @@ int flow_start_pool(flow_runtime *rt)
 void flow_on_worker(void *ud, int worker, bool joining)
 {
     flow_runtime *rt = *(flow_runtime **)ud; /* every job's ud starts with its runtime */
-    if (joining) rt->outer_caches[worker] = val_cache_use(rt->caches[worker]);
-    else val_cache_use(rt->outer_caches[worker]);
+    if (joining) {
+        rt->outer_caches[worker] = val_cache_use(rt->caches[worker]);
+        /* One worker: the job's values stay on this thread, counts stay as
+         * they were (plain in a run).  More: atomic on every worker until
+         * it leaves; job start and end go through the pool's mutex, which
+         * orders these changes against the plain ones around the job. */
+        rt->outer_plain[worker] = val_counts_set_plain(sched_pool_workers(rt->pool) == 1 && val_counts_plain);
+    } else {
+        val_cache_use(rt->outer_caches[worker]);
+        val_counts_set_plain(rt->outer_plain[worker]);
+    }
 }
 
 const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,

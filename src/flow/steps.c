@@ -17,7 +17,7 @@
 
 static void flow_store(stc_value *slot, stc_value v)
 {
-    stc_value_release(*slot);
+    val_release(*slot);
     *slot = v;
 }
 
@@ -41,7 +41,7 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     case FS_EVAL:
         if ((rc = eval_expr(cx, s->e, fr, &v))) return rc;
         if (s->dst >= 0) flow_store(&slots[s->dst], v);
-        else stc_value_release(v);
+        else val_release(v);
         return 0;
     case FS_SELECT_IF: {
         bool then = false;
@@ -82,7 +82,7 @@ static int flow_load(flow_job *job, eval_ctx *cx, flow_batch *b, int i, stc_valu
         arg = b->in[i];
         b->in[i] = stc_value_unit();
     } else {
-        arg = job->items ? stc_value_retain(job->items[cx->item])
+        arg = job->items ? val_retain(job->items[cx->item])
                          : stc_value_int((int64_t)((uint64_t)job->start + (uint64_t)cx->item));
     }
     if (!pl->fn) {

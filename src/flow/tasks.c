@@ -213,7 +213,7 @@ static int flow_task_shape(eval_ctx *cx, const flow_task_plan *tp, int i, stc_va
 {
     int rc = tp->lets ? eval_let_check(cx, tp->lets[i], *v) : 0;
     if (rc) {
-        stc_value_release(*v);
+        val_release(*v);
         *v = stc_value_unit();
     }
     return rc;
@@ -301,7 +301,7 @@ int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_val
     if (tuple.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
     int rc = flow_task_run_all(rt, cx, tp, fr, val_seq_items(tuple));
     if (rc != 0) {
-        stc_value_release(tuple); /* the items not made are unit */
+        val_release(tuple); /* the items not made are unit */
         return rc;
     }
     *out = tuple;
@@ -317,12 +317,12 @@ static FLOW_NOINLINE int flow_lets_bind(flow_runtime *rt, eval_ctx *cx, flow_tas
     for (int i = 0; i < tp->n; i++) vals[i] = stc_value_unit();
     int rc = flow_task_run_all(rt, cx, tp, fr, vals);
     if (rc != 0) {
-        for (int i = 0; i < tp->n; i++) stc_value_release(vals[i]);
+        for (int i = 0; i < tp->n; i++) val_release(vals[i]);
         return rc;
     }
     for (int i = 0; i < tp->n; i++) { /* each checked by its task: binding cannot fail */
         if (rc == 0) rc = eval_let_bind(cx, tp->lets[i], fr, vals[i]);
-        else stc_value_release(vals[i]);
+        else val_release(vals[i]);
     }
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/buf.h"
+#include "value/value.h"
 
 ir_program *ir_program_new(const char *file, const stc_env *env)
 {
@@ -84,13 +85,16 @@ void *ir_array(ir_program *p, size_t n, size_t elem_size)
 static void ir_release_lit(void *ptr)
 {
     stc_value *v = ptr;
-    stc_value_release(*v);
+    val_release(*v);
 }
 
 ir_expr *ir_lit(ir_program *p, stc_value v, ir_loc loc)
 {
     ir_expr *e = ir_expr_new(p, IR_LIT, loc);
-    if (!e) { stc_value_release(v); return NULL; }
+    if (!e) { val_release(v); return NULL; }
+    /* Concurrent runs of the program share its literals: counted
+     * atomically (value.h, "Reference counts"). */
+    val_mark_shared(v);
     e->u.lit = v;
     if (v.tag >= STC_T_STR && arena_on_free(p->arena, ir_release_lit, &e->u.lit) != 0) return NULL;
     return e;

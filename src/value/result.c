@@ -59,10 +59,10 @@ void result_set_error(stc_result *r, int code, const char *file, int line, int c
 void result_free(stc_result *r)
 {
     if (!r) return;
-    stc_value_release(r->value);
+    val_release(r->value);
     for (size_t i = 0; i < r->nstates; i++) {
         if (r->names) free(r->names[i]);
-        if (r->states) stc_value_release(r->states[i]);
+        if (r->states) val_release(r->states[i]);
     }
     free(r->names);
     free(r->states);

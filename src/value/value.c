@@ -18,9 +18,10 @@ static void *val_obj_alloc(stc_tag tag, size_t size)
     uint8_t cls;
     stc_obj *o = val_block_alloc(size, &cls);
     if (!o) return NULL;
-    atomic_init(&o->refs, 1);
+    o->refs = 1;
     o->tag = tag;
     o->cls = cls;
+    o->shared = VAL_LOCAL;
     return o;
 }
 
@@ -43,9 +44,10 @@ stc_value val_seq_alloc_unfilled(stc_tag tag, size_t n)
     uint8_t cls;
     val_seq *o = val_block_calloc(sizeof(val_seq) + n * sizeof(stc_value), &cls);
     if (!o) return val_invalid;
-    atomic_init(&o->hdr.refs, 1);
+    o->hdr.refs = 1;
     o->hdr.tag = tag;
     o->hdr.cls = cls;
+    o->hdr.shared = VAL_LOCAL;
     o->n = n;
     return (stc_value){.tag = tag, .as.obj = &o->hdr};
 }
@@ -71,7 +73,7 @@ static stc_value val_seq_new(stc_tag tag, size_t n, const stc_value *items)
 {
     stc_value v = val_seq_alloc(tag, n);
     if (v.tag == STC_T_INVALID) {
-        for (size_t i = 0; i < n; i++) stc_value_release(items[i]);
+        for (size_t i = 0; i < n; i++) val_release(items[i]);
         return v;
     }
     if (n) memcpy(val_seq_items(v), items, n * sizeof(stc_value));
@@ -84,7 +86,7 @@ stc_value stc_value_new_tuple(size_t n, const stc_value *items) { return val_seq
 static stc_value val_box_new(stc_tag tag, stc_value v)
 {
     val_box *o = val_obj_alloc(tag, sizeof *o);
-    if (!o) { stc_value_release(v); return val_invalid; }
+    if (!o) { val_release(v); return val_invalid; }
     o->v = v;
     return (stc_value){.tag = tag, .as.obj = &o->hdr};
 }
@@ -112,23 +114,42 @@ stc_value val_func_alloc(const void *code, size_t ncaps)
     return (stc_value){.tag = STC_T_FUNC, .as.obj = &o->hdr};
 }
 
+_Thread_local bool val_counts_plain = false;
+
+bool val_counts_set_plain(bool plain)
+{
+    bool was = val_counts_plain;
+    val_counts_plain = plain;
+    return was;
+}
+
+/* The host may hand what it retains to its other threads: mark it shared
+ * first (on the thread that holds it now, before any other can see it). */
 stc_value stc_value_retain(stc_value v)
 {
-    if (val_is_heap(v)) atomic_fetch_add_explicit(&v.as.obj->refs, 1, memory_order_relaxed);
+    if (!val_is_heap(v)) return v;
+    if (!val_obj_is_shared(v.as.obj)) val_mark_shared(v);
+    __atomic_fetch_add(&v.as.obj->refs, 1, __ATOMIC_RELAXED);
     return v;
 }
 
-static void val_destroy(stc_obj *o)
+void stc_value_release(stc_value v)
+{
+    if (!val_is_heap(v)) return;
+    if (__atomic_fetch_sub(&v.as.obj->refs, 1, __ATOMIC_ACQ_REL) == 1) val_obj_free(v.as.obj);
+}
+
+void val_obj_free(stc_obj *o)
 {
     switch (o->tag) {
     case STC_T_LIST:
     case STC_T_TUPLE: {
         val_seq *s = (val_seq *)o;
-        for (size_t i = 0; i < s->n; i++) stc_value_release(s->items[i]);
+        for (size_t i = 0; i < s->n; i++) val_release(s->items[i]);
         break;
     }
     case STC_T_INL:
-    case STC_T_INR: stc_value_release(((val_box *)o)->v); break;
+    case STC_T_INR: val_release(((val_box *)o)->v); break;
     case STC_T_USER: {
         val_user *u = (val_user *)o;
         if (u->destroy) u->destroy(u->ptr);
@@ -136,7 +157,7 @@ static void val_destroy(stc_obj *o)
     }
     case STC_T_FUNC: {
         val_func *f = (val_func *)o;
-        for (size_t i = 0; i < f->ncaps; i++) stc_value_release(f->caps[i]);
+        for (size_t i = 0; i < f->ncaps; i++) val_release(f->caps[i]);
         break;
     }
     default: break;
@@ -144,11 +165,47 @@ static void val_destroy(stc_obj *o)
     val_block_free(o, o->cls);
 }
 
-void stc_value_release(stc_value v)
+/* The values an object holds: *n of them at the returned address. */
+static const stc_value *val_obj_children(const stc_obj *o, size_t *n)
 {
-    if (!val_is_heap(v)) return;
-    /* acq_rel: the thread that frees must see every other thread's writes. */
-    if (atomic_fetch_sub_explicit(&v.as.obj->refs, 1, memory_order_acq_rel) == 1) val_destroy(v.as.obj);
+    switch (o->tag) {
+    case STC_T_LIST:
+    case STC_T_TUPLE: *n = ((const val_seq *)o)->n; return ((const val_seq *)o)->items;
+    case STC_T_INL:
+    case STC_T_INR: *n = 1; return &((const val_box *)o)->v;
+    case STC_T_FUNC: *n = ((const val_func *)o)->ncaps; return ((const val_func *)o)->caps;
+    default: *n = 0; return NULL;
+    }
+}
+
+#define VAL_MARK_INLINE 64 /* objects on the C stack: more allocates */
+
+void val_mark_shared(stc_value v)
+{
+    if (!val_is_heap(v) || val_obj_is_shared(v.as.obj)) return;
+    stc_obj *inline_st[VAL_MARK_INLINE], **st = inline_st;
+    size_t top = 0, cap = VAL_MARK_INLINE;
+    __atomic_store_n(&v.as.obj->shared, VAL_SHARED, __ATOMIC_RELAXED);
+    st[top++] = v.as.obj;
+    while (top > 0) {
+        size_t n;
+        const stc_value *kids = val_obj_children(st[--top], &n);
+        for (size_t i = 0; i < n; i++) {
+            if (!val_is_heap(kids[i]) || val_obj_is_shared(kids[i].as.obj)) continue;
+            if (top == cap) {
+                stc_obj **bigger = cap <= SIZE_MAX / 2 / sizeof *st
+                                   ? realloc(st == inline_st ? NULL : st, 2 * cap * sizeof *st) : NULL;
+                if (!bigger) goto out; /* see value.h */
+                if (st == inline_st) memcpy(bigger, inline_st, sizeof inline_st);
+                st = bigger;
+                cap *= 2;
+            }
+            __atomic_store_n(&kids[i].as.obj->shared, VAL_SHARED, __ATOMIC_RELAXED);
+            st[top++] = kids[i].as.obj;
+        }
+    }
+out:
+    if (st != inline_st) free(st);
 }
 
 bool stc_value_is_valid(stc_value v) { return v.tag != STC_T_INVALID; }

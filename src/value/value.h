@@ -1,11 +1,10 @@
 /* value.h - internal layout of heap values (the public API sees stc_obj as
  * opaque).  Heap objects are immutable after construction; the reference
- * count is the only mutable field and is atomic, so values may be shared
- * between worker threads freely. */
+ * count is the only mutable field, and the `shared` mark says how it may
+ * be changed (see "Reference counts" below). */
 #ifndef STC_VALUE_H
 #define STC_VALUE_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,10 +13,90 @@
 #include "util/buf.h"
 
 struct stc_obj {
-    atomic_uint_fast32_t refs; /* atomic: the only mutable field */
+    /* Changed plainly or atomically (the __atomic builtins), see below.
+     * size_t: references take memory, so the count cannot overflow. */
+    size_t refs;
     stc_tag tag;
-    uint8_t cls;               /* the block's size class (value/cache.h) */
+    uint8_t cls;    /* the block's size class (value/cache.h) */
+    uint8_t shared; /* VAL_SHARED: counted atomically by every thread (read
+                       and written with relaxed atomic byte accesses) */
 };
+
+/* ---- Reference counts ---------------------------------------------------------
+ *
+ * An atomic read-modify-write for every count change cost a third of a
+ * 1-worker run (docs/DESIGN.md, section 5, "Values on workers").  Counts are
+ * therefore changed plainly where no other thread can touch the object at
+ * the same time, and atomically elsewhere:
+ *
+ *   - val_counts_plain, a per-thread mode, is true only on a thread that is
+ *     the only one touching its run's values: the thread of stc_run outside
+ *     parallel jobs (all of a reference or 1-worker run), and its stack
+ *     segment threads (eval.c).  A parallel job with more than one worker
+ *     clears it on every worker for the job's duration (flow_on_worker).
+ *     Switching happens at job start and end, which go through the
+ *     scheduler's mutex, so plain and atomic changes of one count are
+ *     always ordered.  Host threads never set it: their changes are atomic.
+ *   - An object marked VAL_SHARED is counted atomically by every thread:
+ *     program literals (which concurrent runs of one program share) and
+ *     whatever a host retains through stc_value_retain (with everything it
+ *     reaches: the host may hand it to its other threads), as Lean 4 marks
+ *     objects that become reachable from another thread.  Marks are never
+ *     removed.
+ *
+ * val_retain and val_release are the internal, inline fast paths; scalars
+ * are never counted.  The public stc_value_retain/release stay callable
+ * from any thread. */
+enum { VAL_LOCAL = 0, VAL_SHARED = 1 };
+
+#if defined(__GNUC__) && !defined(STC_NO_TLS_MODEL)
+/* initial-exec: one load from the thread pointer, not a __tls_get_addr
+ * call per count change in libstc.so. */
+extern _Thread_local bool val_counts_plain __attribute__((tls_model("initial-exec")));
+#else
+extern _Thread_local bool val_counts_plain;
+#endif
+
+/* Sets the calling thread's counting mode; returns the previous one, to be
+ * put back when the thread is done. */
+bool val_counts_set_plain(bool plain);
+
+static inline bool val_obj_is_shared(const stc_obj *o)
+{
+    return __atomic_load_n(&o->shared, __ATOMIC_RELAXED) != VAL_LOCAL;
+}
+
+/* Frees an object whose count reached zero (releasing what it holds). */
+void val_obj_free(stc_obj *o);
+
+static inline bool val_is_heap(stc_value v) { return v.tag >= STC_T_STR && v.as.obj; }
+
+static inline stc_value val_retain(stc_value v)
+{
+    if (val_is_heap(v)) {
+        stc_obj *o = v.as.obj;
+        if (val_counts_plain && !val_obj_is_shared(o)) o->refs++;
+        else __atomic_fetch_add(&o->refs, 1, __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
+static inline void val_release(stc_value v)
+{
+    if (!val_is_heap(v)) return;
+    stc_obj *o = v.as.obj;
+    if (val_counts_plain && !val_obj_is_shared(o)) {
+        if (--o->refs == 0) val_obj_free(o);
+    } else if (__atomic_fetch_sub(&o->refs, 1, __ATOMIC_ACQ_REL) == 1) {
+        /* acq_rel: the thread that frees sees every other thread's writes. */
+        val_obj_free(o);
+    }
+}
+
+/* Marks v and everything it reaches VAL_SHARED (stopping at objects
+ * already marked).  If memory for the walk runs out, objects deeper than
+ * its stack stay unmarked (then only as safe as before the mark). */
+void val_mark_shared(stc_value v);
 
 typedef struct val_str {
     stc_obj hdr;
@@ -62,7 +141,6 @@ static inline val_str *val_as_str(stc_value v) { return (val_str *)v.as.obj; }
  * caller before it is shared. INVALID when out of memory. */
 stc_value val_str_alloc(size_t len);
 static inline stc_value val_box_get(stc_value v) { return ((val_box *)v.as.obj)->v; }
-static inline bool val_is_heap(stc_value v) { return v.tag >= STC_T_STR && v.as.obj; }
 /* A closure over `code` with ncaps captured values (unit until filled). */
 stc_value val_func_alloc(const void *code, size_t ncaps);
 static inline val_func *val_as_func(stc_value v) { return (val_func *)v.as.obj; }
@@ -75,7 +153,7 @@ int val_compare(stc_value a, stc_value b);
  * they are worth remembering.  A stale count only costs a missed entry. */
 static inline bool val_obj_shared(const stc_obj *o)
 {
-    return atomic_load_explicit(&((stc_obj *)o)->refs, memory_order_relaxed) > 1;
+    return __atomic_load_n(&o->refs, __ATOMIC_RELAXED) > 1;
 }
 
 /* A map from pointer pairs (a != NULL) to two size_t, for walks over values
