@@ -28,7 +28,8 @@
  * application).  The check happens at each application: when the depth on
  * entry has reached EVAL_MAX_DEPTH the error "call depth limit exceeded"
  * (STC_ELIMIT) is raised at the call.  A recursive function typically
- * spends 3-6 units per level.  The limit is a property of the program only:
+ * spends 3-6 units per level; a tail call (below) none: its callee runs at
+ * the depth of its caller's body.  The limit is a property of the program only:
  * a runtime that starts evaluating in the middle of a program must set
  * cx->depth to the depth the reference evaluator has there to hit the
  * limit at the same point. */
