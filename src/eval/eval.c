@@ -137,8 +137,10 @@ int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_
 }
 
 /* Whether fn's params sit right after its captures (ir_resolve's layout):
- * then args can be evaluated straight into the callee's frame. */
-static bool eval_direct_layout(const ir_fun *fn)
+ * then args can be evaluated straight into the callee's frame.  Inline: out
+ * of line it cost fib(25) 3% of its instructions, more than the tail-call
+ * tests on the call path (docs/DESIGN.md 2). */
+static inline bool eval_direct_layout(const ir_fun *fn)
 {
     size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
     size_t k = fn->nparams > 0 ? (size_t)fn->nparams : 0;
