@@ -38,8 +38,11 @@ void eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states)
     cx->err.item = -1;
 }
 
+static void eval_tail_drop(eval_ctx *cx);
+
 void eval_ctx_fini(eval_ctx *cx)
 {
+    eval_tail_drop(cx);
     free(cx->err.message);
     cx->err.message = NULL;
     for (int i = 0; i < cx->nseg_stacks; i++) free(cx->seg_stacks[i]);
@@ -134,8 +137,10 @@ int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_
 }
 
 /* Whether fn's params sit right after its captures (ir_resolve's layout):
- * then args can be evaluated straight into the callee's frame. */
-static bool eval_direct_layout(const ir_fun *fn)
+ * then args can be evaluated straight into the callee's frame.  Inline: out
+ * of line it cost fib(25) 3% of its instructions, more than the tail-call
+ * tests on the call path (docs/DESIGN.md 2). */
+static inline bool eval_direct_layout(const ir_fun *fn)
 {
     size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
     size_t k = fn->nparams > 0 ? (size_t)fn->nparams : 0;
@@ -145,7 +150,10 @@ static bool eval_direct_layout(const ir_fun *fn)
     return true;
 }
 
-/* Runs fn's body in its filled frame (the slots are released by the caller). */
+static int eval_tail_resume(eval_ctx *cx);
+
+/* Runs fn's body in its filled frame (the slots are released by the caller),
+ * then the tail calls it ends in, in the same frame when they fit. */
 static int eval_invoke(eval_ctx *cx, const ir_fun *fn, stc_value *slots, ir_loc loc, stc_value *out)
 {
     if (cx->depth >= EVAL_MAX_DEPTH) return eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
@@ -153,6 +161,7 @@ static int eval_invoke(eval_ctx *cx, const ir_fun *fn, stc_value *slots, ir_loc 
     eval_frame fr = {slots, fn};
     cx->depth++;
     int rc = eval_expr(cx, fn->body, &fr, out);
+    if (rc == EVAL_TAIL) rc = eval_tail_resume(cx); /* in fr, into out */
     cx->depth--;
     return rc;
 }
@@ -224,6 +233,142 @@ static int eval_args_into(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_va
     return 0;
 }
 
+/* ---- Tail calls ------------------------------------------------------------
+ * A call marked tail (ir_resolve: a call to a function, by name or through
+ * a function value, in tail position of its function's body) evaluates its
+ * callee and args as any call does, leaves them in cx->tail and returns
+ * EVAL_TAIL up through the if, case and let evaluators to the activation
+ * running the body (eval_invoke, or the runtime through eval_tail_run),
+ * whose loop runs it in place: constant depth and C stack (docs/DESIGN.md
+ * 2).  Marks are only on tail chains down from function bodies, so
+ * EVAL_TAIL reaches nothing but those activations. */
+
+/* Releases a pending tail call, if any. */
+static void eval_tail_drop(eval_ctx *cx)
+{
+    eval_tailcall *t = &cx->tail;
+    if (!t->fn) return;
+    eval_release_n(t->big ? t->big : t->args, t->nargs);
+    free(t->big);
+    stc_value_release(t->fnv);
+    *t = (eval_tailcall){.fnv = eval_unit};
+}
+
+/* Call e (CALL_FUN or CALL_VALUE) in tail position: its callee and args
+ * into cx->tail, with fr and out, which are the frame and the destination
+ * of the body e ends (the if, case and let between pass them down as they
+ * are); EVAL_TAIL, or an error as eval_call would report it. */
+EVAL_NOINLINE static int eval_tail_prepare(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    const ir_program *p = cx->p;
+    ir_loc loc = e->u.call.callee_loc;
+    int idx = e->u.call.callee.index;
+    const ir_fun *fn = NULL;
+    stc_value fnv = eval_unit;
+    if (e->u.call.kind == CALL_FUN) {
+        if (idx >= 0 && idx < p->nfuns) fn = p->funs[idx];
+    } else if (e->u.call.kind == CALL_VALUE) { /* held until the callee's frame has its captures */
+        fnv = stc_value_retain(fr->slots[e->u.call.callee.var->slot]);
+        if (fnv.tag == STC_T_FUNC) fn = val_as_func(fnv)->code;
+    }
+    if (!fn) {
+        stc_value_release(fnv);
+        return eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
+    }
+    /* The args go to a local array first: evaluating them may run other
+     * functions' tail calls through cx->tail. */
+    size_t n = (size_t)e->u.call.nargs;
+    stc_value small[EVAL_TAIL_ARGS];
+    stc_value *args = n <= EVAL_TAIL_ARGS ? small : malloc(n * sizeof *args);
+    int rc = args ? eval_args_into(cx, e, fr, args) : eval_oom(cx, loc);
+    if (rc) {
+        if (args != small) free(args);
+        stc_value_release(fnv);
+        return rc;
+    }
+    eval_tailcall *t = &cx->tail;
+    *t = (eval_tailcall){.fn = fn, .fnv = fnv, .loc = loc, .fr = fr, .out = out, .nargs = n};
+    if (args == small) memcpy(t->args, small, n * sizeof *args);
+    else t->big = args;
+    return EVAL_TAIL;
+}
+
+/* The trampoline: runs cx's pending tail call in a frame of cap slots
+ * (frame, whose values belong to the caller's activation, which ends here;
+ * a callee needing more slots gets a frame of its own), then the tail calls
+ * its body ends in, at the depth of the body that made the first one.  As
+ * a call would: the args adapted, the captures held, the cancel flag
+ * checked; no depth check, the depth being the caller's. */
+EVAL_NOINLINE static int eval_tail_loop(eval_ctx *cx, stc_value *frame, size_t cap, stc_value *out)
+{
+    stc_value *own = NULL, *slots = frame;
+    int rc;
+    do {
+        eval_tailcall t = cx->tail;
+        cx->tail = (eval_tailcall){.fnv = eval_unit};
+        stc_value *args = t.big ? t.big : t.args;
+        const ir_fun *fn = t.fn;
+        /* The caller's activation is over: its values go first, so that a
+         * value passed on is held once more only by the callee. */
+        for (size_t i = 0; i < cap; i++) {
+            stc_value_release(slots[i]);
+            slots[i] = eval_unit;
+        }
+        size_t nslots = fn->nslots > 0 ? (size_t)fn->nslots : 0;
+        size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
+        size_t k = fn->nparams > 0 ? (size_t)fn->nparams : 0;
+        rc = 0;
+        if (!eval_direct_layout(fn)) { /* as eval_call_fun */
+            rc = eval_error(cx, STC_ERUNTIME, t.loc, "internal error: bad frame for '%s'", fn->name);
+        } else if (nslots > cap) {
+            stc_value *grown = realloc(own, nslots * sizeof *grown);
+            if (!grown) rc = eval_oom(cx, t.loc);
+            else {
+                own = slots = grown;
+                for (size_t i = cap = nslots; i-- > 0;) slots[i] = eval_unit;
+            }
+        }
+        if (rc) eval_release_n(args, t.nargs);
+        else rc = eval_adapt_args(cx, fn->name, k, t.nargs, args, slots + ncaps, t.loc);
+        free(t.big);
+        if (t.fnv.tag == STC_T_FUNC)
+            for (size_t i = 0; rc == 0 && i < ncaps; i++) slots[i] = stc_value_retain(val_as_func(t.fnv)->caps[i]);
+        stc_value_release(t.fnv);
+        if (rc) break;
+        if (cancel_raised(cx->cancel)) {
+            rc = eval_check_cancel(cx, t.loc);
+            break;
+        }
+        eval_frame fr = {slots, fn};
+        rc = eval_expr(cx, fn->body, &fr, out);
+    } while (rc == EVAL_TAIL);
+    if (own) {
+        eval_release_n(own, cap);
+        free(own);
+    }
+    return rc;
+}
+
+/* eval_invoke's trampoline: in the frame of the body that made the call
+ * (its own values are released first), out of line so that the ordinary
+ * call path saves nothing for it. */
+EVAL_NOINLINE static int eval_tail_resume(eval_ctx *cx)
+{
+    eval_frame *fr = cx->tail.fr;
+    return eval_tail_loop(cx, fr->slots, fr->fn && fr->fn->nslots > 0 ? (size_t)fr->fn->nslots : 0, cx->tail.out);
+}
+
+int eval_tail_run(eval_ctx *cx, stc_value *out)
+{
+    *out = eval_unit;
+    if (!cx->tail.fn) return eval_error(cx, STC_ERUNTIME, cx->tail.loc, "internal error: no tail call pending");
+    stc_value small[EVAL_SMALL];
+    for (size_t i = 0; i < EVAL_SMALL; i++) small[i] = eval_unit;
+    int rc = eval_tail_loop(cx, small, EVAL_SMALL, out);
+    eval_release_n(small, EVAL_SMALL);
+    return rc;
+}
+
 /* The general call path: args into an array, then eval_call_thread /
  * eval_call_fun (which adapt the argument count).  Kept out of line so
  * that its array does not weigh on the recursive path. */
@@ -247,9 +392,11 @@ EVAL_NOINLINE static int eval_call_general(eval_ctx *cx, const ir_expr *e, eval_
 /* Calls with exactly as many args as params (the common case) evaluate
  * them straight into the callee's frame; a lang thread's state goes into
  * the last param slot after the args are evaluated (they may call the
- * same thread). */
+ * same thread).  A thread call is never a tail call: it returns to store
+ * the thread's new state. */
 EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
+    if (e->u.call.tail) return eval_tail_prepare(cx, e, fr, out);
     const ir_program *p = cx->p;
     ir_loc loc = e->u.call.callee_loc;
     int idx = e->u.call.callee.index;
@@ -653,7 +800,7 @@ static void *eval_segment_stack(eval_ctx *cx, int level)
     return stack;
 }
 
-EVAL_NOINLINE static int eval_on_new_stack(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
+EVAL_NOINLINE static int eval_on_new_stack(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
                                            stc_value *out)
 {
     eval_segment sg = {cx, e, fr, out, 0, val_counts_plain};

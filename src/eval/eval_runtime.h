@@ -28,13 +28,40 @@
  * application).  The check happens at each application: when the depth on
  * entry has reached EVAL_MAX_DEPTH the error "call depth limit exceeded"
  * (STC_ELIMIT) is raised at the call.  A recursive function typically
- * spends 3-6 units per level.  The limit is a property of the program only:
+ * spends 3-6 units per level; a tail call (below) none: its callee runs at
+ * the depth of its caller's body.  The limit is a property of the program only:
  * a runtime that starts evaluating in the middle of a program must set
  * cx->depth to the depth the reference evaluator has there to hit the
  * limit at the same point. */
 #define EVAL_MAX_DEPTH 50000
 
+/* Tail calls (docs/LANGUAGE.md 6): a call to a function (by name or
+ * through a function value, not a thread) in tail position of a function
+ * body (ir_resolve marks it: e->u.call.tail) replaces the running
+ * activation instead of nesting in it.  Evaluating it evaluates its callee
+ * and args, leaves them pending in cx->tail and returns EVAL_TAIL, which
+ * the if, case and let around it pass on; whoever evaluates the function
+ * body runs the pending call (eval_tail_run) at the body's depth, and so
+ * on while the callee's body ends in a tail call: constant depth and C
+ * stack.  So a runtime that evaluates a piece of a function body in tail
+ * position must expect EVAL_TAIL from eval_expr (nothing else returns it). */
+#define EVAL_TAIL 2
+#define EVAL_TAIL_ARGS 6 /* args held in the context itself; more are malloc'd */
+
 typedef struct eval_stream eval_stream; /* a stream program's input and output */
+
+/* A tail call waiting for its trampoline (eval.c): nothing is evaluated
+ * between the call leaving it here and the trampoline taking it. */
+typedef struct eval_tailcall {
+    const ir_fun *fn;    /* the callee; NULL: none pending */
+    stc_value fnv;       /* the closure called through (held), or unit */
+    ir_loc loc;          /* the call's callee location, for its errors */
+    struct eval_frame *fr; /* the frame of the body the call ends (borrowed) */
+    stc_value *out;      /* where that body's value goes */
+    size_t nargs;
+    stc_value args[EVAL_TAIL_ARGS]; /* owned; in `big` (malloc'd) when nargs > EVAL_TAIL_ARGS */
+    stc_value *big;
+} eval_tailcall;
 
 /* A thread's state during a run. */
 typedef struct eval_tstate {
@@ -100,7 +127,8 @@ typedef struct eval_runtime_hooks {
     /* Every let or let-tuple e (in frame fr) main evaluates, to run it with
      * the independent lets below it as parallel tasks: on 0 it has bound
      * them (eval_let_bind), evaluated the body into *out and unbound them
-     * (eval_let_unbind), as the evaluator would. */
+     * (eval_let_unbind), as the evaluator would; a let in tail position
+     * may return EVAL_TAIL from its body (passed on after unbinding). */
     int (*lets)(void *ud, struct eval_ctx *cx, const ir_expr *e, struct eval_frame *fr, stc_value *out);
     void *ud;
 } eval_runtime_hooks;
@@ -128,6 +156,7 @@ typedef struct eval_ctx {
     const char *thread;   /* innermost running thread (name) or NULL: errors name it */
     long long item;       /* innermost smap item index or -1: errors name it */
     eval_err err;
+    eval_tailcall tail;   /* the pending tail call (EVAL_TAIL) */
 } eval_ctx;
 
 /* A function activation: its slots (ir_resolve's layout: captures, params,
@@ -167,8 +196,15 @@ int eval_error_adopt(eval_ctx *cx, eval_err err);
 
 /* ---- The language, piece by piece --------------------------------------------- */
 
-/* Evaluates e in frame fr. */
+/* Evaluates e in frame fr.  When e is in tail position of a function
+ * body and ends in a tail call, that call is left pending in cx and
+ * EVAL_TAIL returned (*out unit), for the caller to run with eval_tail_run
+ * or to return in turn. */
 int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+/* Runs the tail call pending in cx, and every tail call its callee's body
+ * ends in, as the body of the function that made it: at depth cx->depth,
+ * which is to be that body's depth. */
+int eval_tail_run(eval_ctx *cx, stc_value *out);
 
 /* Moves nargs args into the k values dst[0..k-1] as a function of k params
  * takes them (docs/LANGUAGE.md 4): k args pass directly; one k-tuple to k >= 2

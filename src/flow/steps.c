@@ -39,7 +39,14 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     cx->depth = job->base_depth + s->depth;
     switch (s->kind) {
     case FS_EVAL:
-        if ((rc = eval_expr(cx, s->e, fr, &v))) return rc;
+        /* A tail call the body ends in runs here, at the body's depth, as
+         * in the evaluator. */
+        rc = eval_expr(cx, s->e, fr, &v);
+        if (rc == EVAL_TAIL) {
+            cx->depth = job->base_depth + 1;
+            rc = eval_tail_run(cx, &v);
+        }
+        if (rc) return rc;
         if (s->dst >= 0) flow_store(&slots[s->dst], v);
         else val_release(v);
         return 0;

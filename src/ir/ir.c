@@ -291,3 +291,25 @@ bool ir_expr_uses(const ir_expr *e, const ir_var *v)
     default: return ir_expr_uses(e->a, v) || ir_expr_uses(e->b, v) || ir_expr_uses(e->c, v);
     }
 }
+
+void ir_mark_tail_calls(ir_expr *e)
+{
+    while (e) { /* down the last tail position; the others recurse */
+        switch (e->kind) {
+        case IR_LET:
+        case IR_LETTUPLE: e = e->b; break;
+        case IR_IF:
+            ir_mark_tail_calls(e->b);
+            e = e->c;
+            break;
+        case IR_CASE:
+            for (int i = 0; i + 1 < e->u.cas.nalts; i++) ir_mark_tail_calls(e->u.cas.alts[i].body);
+            e = e->u.cas.nalts > 0 ? e->u.cas.alts[e->u.cas.nalts - 1].body : NULL;
+            break;
+        case IR_CALL:
+            e->u.call.tail = e->u.call.kind == CALL_FUN || e->u.call.kind == CALL_VALUE;
+            return;
+        default: return;
+        }
+    }
+}

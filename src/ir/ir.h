@@ -203,6 +203,8 @@ struct ir_expr {
             ir_loc callee_loc;
             ir_expr **args;
             int nargs;
+            bool tail;    /* (ir_resolve) a tail call: CALL_FUN or CALL_VALUE in tail
+                             position of its function's body (ir_mark_tail_calls) */
         } call;
     } u;
 };
@@ -301,6 +303,13 @@ ir_type *ir_type_resolve(ir_type *t); /* follows TY_VAR refs */
 char *ir_type_to_string(ir_type *t);
 /* Whether e mentions variable v (directly, in a call or as a capture). */
 bool ir_expr_uses(const ir_expr *e, const ir_var *v);
+
+/* Marks the tail calls of a function body (docs/LANGUAGE.md 6): the calls
+ * to functions, by name or through a function value (not threads or
+ * builtins), in tail position: the body itself, both branches of an if,
+ * every alternative of a case and the body of a let or let-tuple, when
+ * these are in tail position.  Recursion bounded by IR_MAX_DEPTH. */
+void ir_mark_tail_calls(ir_expr *body);
 
 /* A chain of binary operators (`a + b + c`, left-associative) nests to
  * the left without limit: it is not nesting in the language's sense

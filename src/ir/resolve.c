@@ -428,6 +428,7 @@ static bool resolve_fun(resolve_st *r, ir_fun *fn, int depth)
     if (ok && !fn->body) { r->oom = true; ok = false; }
     if (ok) ok = resolve_expr(r, fn->body, depth + 1);
     if (ok) ok = resolve_fctx_finish(r, &fx);
+    if (ok) ir_mark_tail_calls(fn->body);
     r->fx = fx.parent;
     r->nscope = scope_mark;
     resolve_fctx_free(&fx);

@@ -286,6 +286,19 @@ for sig in TERM INT; do
     code=$?
     code_is 130; out_empty; err_is "stc: interrupted"; end
 done
+# An endless loop by tail calls has no depth limit to stop it: the cancel
+# check at every application does (docs/LANGUAGE.md 6).
+printf 'fun forever(n) = forever(n + 1)\nthread a = acc init 0\nfun acc(x, s) = (s + x, s + x)\nmain = smap(fn x => forever(a(x)), range(0, 4))\n' >forever.stc
+for w in 1 2; do
+    begin "SIGINT cancels an endless tail-call loop, --workers $w: exit 130"
+    "$STC" run --workers $w forever.stc </dev/null >out 2>err &
+    pid=$!
+    wait_caught "$pid" INT
+    kill -INT "$pid"
+    wait "$pid"
+    code=$?
+    code_is 130; out_empty; err_is "stc: interrupted"; end
+done
 
 begin "NUL byte in a source line: every diagnostic, control bytes as '?'"
 printf 'main = \0 1\n@\n' >nul.stc; run check nul.stc; code_is 65

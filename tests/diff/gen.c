@@ -10,7 +10,9 @@
  * functions that call threads, and a main of 1-4 stages
  * (`let rI = STAGE in ... (r0, r1, ...)`); in about 30% of programs some
  * stages are chains of independent lets outside smap, inline or in
- * functions c<i> main calls (recursive ones too). Every compound expression is
+ * functions c<i> main calls (recursive ones too); in about half of them the
+ * helper sumlist is a tail-recursive loop instead of a right fold (same
+ * value: docs/LANGUAGE.md 6's tail calls, in smap items and outside). Every compound expression is
  * parenthesized, so the text has no precedence surprises and the shrinker
  * can take parenthesized groups apart. Without an injected error every int
  * stays non-negative and far below 2^63 (arithmetic is modulo a prime). */
@@ -243,6 +245,9 @@ char *gen_program(uint64_t seed, gen_size size, gen_info *info)
     uint64_t z = seed * 0x9e3779b97f4a7c15ull + 0x5851f42d4c957f2dull;
     z = (z ^ (z >> 33)) * 0xff51afd7ed558ccdull;
     g->chains = (z ^ (z >> 33)) % 100 < 30;
+    /* sumlist as a loop: from a stream of its own too (the program text
+     * changes, not the random draws). */
+    bool tail_sumlist = ((z ^ (z >> 33)) >> 20) % 2 == 0;
     if (g->chains && !g->err_pending) g->err_pending = chance(g, 12);
     int n = 1 + rnd(g, g->size.threads);
     for (int i = 0; i < n; i++) add_thread(g, (tkind)gen_pick_weighted(g, kind_weight, K_COUNT));
@@ -259,7 +264,11 @@ char *gen_program(uint64_t seed, gen_size size, gen_info *info)
     gen_main(g);
     if (g->fdecl.p) gen_sb_printf(&g->decl, "%s", g->fdecl.p);
     free(g->fdecl.p);
-    if (g->use_sumlist)
+    if (g->use_sumlist && tail_sumlist) /* the same fold from the end, by tail calls */
+        gen_sb_printf(&g->decl, "fun sumlist(xs) = sl(xs, len(xs) - 1, 0)\n"
+                                "fun sl(xs, i, acc) = if i < 0 then acc else sl(xs, i - 1, (nth(xs, i) * 31 + acc) %% "
+                                PRIME ")\n");
+    else if (g->use_sumlist)
         gen_sb_printf(&g->decl, "fun sumlist(xs) = sl(xs, 0, len(xs))\n"
                                 "fun sl(xs, i, n) = if i >= n then 0 else (nth(xs, i) * 31 + sl(xs, i + 1, n)) %% "
                                 PRIME "\n");
