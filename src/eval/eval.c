@@ -250,7 +250,7 @@ static void eval_tail_drop(eval_ctx *cx)
     if (!t->fn) return;
     eval_release_n(t->big ? t->big : t->args, t->nargs);
     free(t->big);
-    stc_value_release(t->fnv);
+    val_release(t->fnv);
     *t = (eval_tailcall){.fnv = eval_unit};
 }
 
@@ -268,11 +268,11 @@ EVAL_NOINLINE static int eval_tail_prepare(eval_ctx *cx, const ir_expr *e, eval_
     if (e->u.call.kind == CALL_FUN) {
         if (idx >= 0 && idx < p->nfuns) fn = p->funs[idx];
     } else if (e->u.call.kind == CALL_VALUE) { /* held until the callee's frame has its captures */
-        fnv = stc_value_retain(fr->slots[e->u.call.callee.var->slot]);
+        fnv = val_retain(fr->slots[e->u.call.callee.var->slot]);
         if (fnv.tag == STC_T_FUNC) fn = val_as_func(fnv)->code;
     }
     if (!fn) {
-        stc_value_release(fnv);
+        val_release(fnv);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
     }
     /* The args go to a local array first: evaluating them may run other
@@ -283,7 +283,7 @@ EVAL_NOINLINE static int eval_tail_prepare(eval_ctx *cx, const ir_expr *e, eval_
     int rc = args ? eval_args_into(cx, e, fr, args) : eval_oom(cx, loc);
     if (rc) {
         if (args != small) free(args);
-        stc_value_release(fnv);
+        val_release(fnv);
         return rc;
     }
     eval_tailcall *t = &cx->tail;
@@ -311,7 +311,7 @@ EVAL_NOINLINE static int eval_tail_loop(eval_ctx *cx, stc_value *frame, size_t c
         /* The caller's activation is over: its values go first, so that a
          * value passed on is held once more only by the callee. */
         for (size_t i = 0; i < cap; i++) {
-            stc_value_release(slots[i]);
+            val_release(slots[i]);
             slots[i] = eval_unit;
         }
         size_t nslots = fn->nslots > 0 ? (size_t)fn->nslots : 0;
@@ -332,8 +332,8 @@ EVAL_NOINLINE static int eval_tail_loop(eval_ctx *cx, stc_value *frame, size_t c
         else rc = eval_adapt_args(cx, fn->name, k, t.nargs, args, slots + ncaps, t.loc);
         free(t.big);
         if (t.fnv.tag == STC_T_FUNC)
-            for (size_t i = 0; rc == 0 && i < ncaps; i++) slots[i] = stc_value_retain(val_as_func(t.fnv)->caps[i]);
-        stc_value_release(t.fnv);
+            for (size_t i = 0; rc == 0 && i < ncaps; i++) slots[i] = val_retain(val_as_func(t.fnv)->caps[i]);
+        val_release(t.fnv);
         if (rc) break;
         if (cancel_raised(cx->cancel)) {
             rc = eval_check_cancel(cx, t.loc);
