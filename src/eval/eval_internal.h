@@ -78,9 +78,34 @@ int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_valu
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
-/* The string builtins (words split str concat parse_int parse_float) on
- * their evaluated arguments a (borrowed), errors at loc (strings.c). */
+/* The string builtins (words split str concat parse_int parse_float
+ * try_int try_float) on their evaluated arguments a (borrowed), errors at
+ * loc (strings.c). */
 int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+/* The library's other string builtins (slice find starts_with ends_with
+ * contains lower upper trim join replace; text.c), its list builtins (fold
+ * filter append reverse sort zip take drop; lists.c) and its math (abs min
+ * max sqrt floor ceil pow exp log; math.c), the same way. */
+int eval_text_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+int eval_list_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+int eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+/* x rounded to the integral r (trunc, round, floor, ceil of x) as an int;
+ * a runtime error "NAME: X cannot be converted to int" for NaN, the
+ * infinities and values out of the int range (builtins.c). */
+int eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out);
+
+/* Finds a pattern of m >= 1 bytes in linear time (strings.c): init fails
+ * only when out of memory; str_find gives the start of the first
+ * occurrence in d[from..len), or SIZE_MAX; free fail when done. */
+typedef struct str_finder {
+    const char *sep;
+    size_t m;
+    size_t *fail;
+} str_finder;
+bool str_finder_init(str_finder *f, const char *sep, size_t m);
+size_t str_find(const str_finder *f, const char *d, size_t len, size_t from);
+/* ASCII whitespace: space, \t \n \v \f \r. */
+bool str_space(unsigned char c);
 
 /* Thread states (threads.c).  eval_states_init allocates and initialises
  * every state in declaration order (init expressions in a frame of
