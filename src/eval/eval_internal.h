@@ -122,6 +122,14 @@ void eval_states_free(const ir_program *p, eval_tstate *st);
 /* main's streamed smap: main is `smap(F, xs)` with xs its parameter and F
  * not mentioning xs; else NULL. */
 const ir_expr *eval_stream_smap(const ir_program *p);
+/* The forms of main that stream (stream.c): smap(F, xs) (filter NULL),
+ * filter(P, smap(F, xs)) and smap(F, filter(P, xs)) (filter_first), under
+ * lets that do not read xs; false for any other main. */
+typedef struct eval_stream_form {
+    const ir_expr *smap, *filter;
+    bool filter_first;
+} eval_stream_form;
+bool eval_stream_shape(const ir_program *p, eval_stream_form *form);
 /* Evaluates a main that takes an input (p->main_param) with input and
  * output from io (NULL: empty input, no sink); *out is main's value, or
  * unit when a list went to the sink (*to_sink set); *count the items read. */
