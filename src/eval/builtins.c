@@ -1,6 +1,7 @@
 /* builtins.c - the evaluator's builtins: smap len nth range float int
- * round sin_iter (docs/LANGUAGE.md 7); the string builtins are in
- * strings.c. Errors are reported at the callee name. */
+ * round sin_iter (docs/LANGUAGE.md 7), and the dispatch to the others: the
+ * string builtins in strings.c and text.c, the list library in lists.c,
+ * the math in math.c. Errors are reported at the callee name. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -106,8 +107,7 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     return 0;
 }
 
-/* Converts a finite double already rounded to an integral value. */
-static int eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out)
+int eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out)
 {
     /* [-2^63, 2^63): exactly the doubles that fit an int64_t. */
     if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0)) {
@@ -193,7 +193,36 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
     case BI_STR:
     case BI_CONCAT:
     case BI_PARSE_INT:
-    case BI_PARSE_FLOAT: return eval_string_builtin(cx, bi, loc, a, out);
+    case BI_PARSE_FLOAT:
+    case BI_TRY_INT:
+    case BI_TRY_FLOAT: return eval_string_builtin(cx, bi, loc, a, out);
+    case BI_FOLD:
+    case BI_FILTER:
+    case BI_APPEND:
+    case BI_REVERSE:
+    case BI_SORT:
+    case BI_ZIP:
+    case BI_TAKE:
+    case BI_DROP: return eval_list_builtin(cx, bi, loc, a, out);
+    case BI_SLICE:
+    case BI_FIND:
+    case BI_STARTS_WITH:
+    case BI_ENDS_WITH:
+    case BI_CONTAINS:
+    case BI_LOWER:
+    case BI_UPPER:
+    case BI_TRIM:
+    case BI_JOIN:
+    case BI_REPLACE: return eval_text_builtin(cx, bi, loc, a, out);
+    case BI_ABS:
+    case BI_MIN:
+    case BI_MAX:
+    case BI_SQRT:
+    case BI_FLOOR:
+    case BI_CEIL:
+    case BI_POW:
+    case BI_EXP:
+    case BI_LOG: return eval_math_builtin(cx, bi, loc, a, out);
     default: return eval_bad(cx, loc, "?");
     }
 }
@@ -202,11 +231,11 @@ int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     ir_loc loc = e->u.call.callee_loc;
     int bi = e->u.call.callee.index;
-    if (bi < 0 || bi >= BI_COUNT_ || e->u.call.nargs != ir_builtins[bi].arity || e->u.call.nargs > 2)
+    if (bi < 0 || bi >= BI_COUNT_ || e->u.call.nargs != ir_builtins[bi].arity || e->u.call.nargs > 3)
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
     if (bi == BI_SMAP) return eval_smap(cx, e, fr, out);
-    stc_value a[2] = {eval_unit, eval_unit};
-    bool owned[2] = {false, false};
+    stc_value a[3] = {eval_unit, eval_unit, eval_unit};
+    bool owned[3] = {false, false, false};
     int n = e->u.call.nargs, rc = 0;
     for (int i = 0; i < n && rc == 0; i++) rc = eval_operand(cx, e->u.call.args[i], fr, &a[i], &owned[i]);
     if (rc == 0) rc = eval_simple(cx, (ir_builtin)bi, loc, a, out);

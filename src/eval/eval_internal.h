@@ -78,9 +78,34 @@ int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_valu
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
-/* The string builtins (words split str concat parse_int parse_float) on
- * their evaluated arguments a (borrowed), errors at loc (strings.c). */
+/* The string builtins (words split str concat parse_int parse_float
+ * try_int try_float) on their evaluated arguments a (borrowed), errors at
+ * loc (strings.c). */
 int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+/* The library's other string builtins (slice find starts_with ends_with
+ * contains lower upper trim join replace; text.c), its list builtins (fold
+ * filter append reverse sort zip take drop; lists.c) and its math (abs min
+ * max sqrt floor ceil pow exp log; math.c), the same way. */
+int eval_text_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+int eval_list_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+int eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+/* x rounded to the integral r (trunc, round, floor, ceil of x) as an int;
+ * a runtime error "NAME: X cannot be converted to int" for NaN, the
+ * infinities and values out of the int range (builtins.c). */
+int eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out);
+
+/* Finds a pattern of m >= 1 bytes in linear time (strings.c): init fails
+ * only when out of memory; str_find gives the start of the first
+ * occurrence in d[from..len), or SIZE_MAX; free fail when done. */
+typedef struct str_finder {
+    const char *sep;
+    size_t m;
+    size_t *fail;
+} str_finder;
+bool str_finder_init(str_finder *f, const char *sep, size_t m);
+size_t str_find(const str_finder *f, const char *d, size_t len, size_t from);
+/* ASCII whitespace: space, \t \n \v \f \r. */
+bool str_space(unsigned char c);
 
 /* Thread states (threads.c).  eval_states_init allocates and initialises
  * every state in declaration order (init expressions in a frame of
@@ -97,6 +122,14 @@ void eval_states_free(const ir_program *p, eval_tstate *st);
 /* main's streamed smap: main is `smap(F, xs)` with xs its parameter and F
  * not mentioning xs; else NULL. */
 const ir_expr *eval_stream_smap(const ir_program *p);
+/* The forms of main that stream (stream.c): smap(F, xs) (filter NULL),
+ * filter(P, smap(F, xs)) and smap(F, filter(P, xs)) (filter_first), under
+ * lets that do not read xs; false for any other main. */
+typedef struct eval_stream_form {
+    const ir_expr *smap, *filter;
+    bool filter_first;
+} eval_stream_form;
+bool eval_stream_shape(const ir_program *p, eval_stream_form *form);
 /* Evaluates a main that takes an input (p->main_param) with input and
  * output from io (NULL: empty input, no sink); *out is main's value, or
  * unit when a list went to the sink (*to_sink set); *count the items read. */

@@ -10,9 +10,13 @@
  * is the one reported.  The parallel runtime (hooks->stream) reads ahead
  * and overlaps items but reports the same.  The smap may sit under lets
  * that do not read xs (`let sep = " " in smap(F, xs)`): they are
- * evaluated first, before any item is read.  Any other main reads the
- * whole input first. */
+ * evaluated first, before any item is read.  `filter(P, smap(F, xs))` and
+ * `smap(F, filter(P, xs))` stream too, item by item in both modes (the
+ * runtime still runs F's inner smaps in parallel), when F or P calls no
+ * thread: then every thread sees its calls in the order the list's
+ * meaning gives.  Any other main reads the whole input first. */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "eval/eval_internal.h"
@@ -103,18 +107,116 @@ int eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_va
     return rc;
 }
 
+/* Whether evaluating e can call no thread, following the functions it
+ * calls or names (seen: one flag per top-level function).  Conservative:
+ * a call through a function value, or smap/fold/filter over one, may call
+ * anything. */
+static bool eval_calls_no_thread(const ir_program *p, const ir_expr *e, unsigned char *seen)
+{
+    if (!e) return true;
+    while (e->kind == IR_BINOP) { /* a chain: its left spine by a loop */
+        if (!eval_calls_no_thread(p, e->b, seen)) return false;
+        e = e->a;
+        if (!e) return true;
+    }
+    switch (e->kind) {
+    case IR_THREADREF: return false;
+    case IR_FUNREF: {
+        int f = e->u.index;
+        if (f < 0 || f >= p->nfuns) return false;
+        if (seen[f]) return true;
+        seen[f] = 1;
+        return eval_calls_no_thread(p, p->funs[f]->body, seen);
+    }
+    case IR_LAMBDA: return eval_calls_no_thread(p, e->u.fn->body, seen);
+    case IR_CALL: {
+        int idx = e->u.call.callee.index;
+        switch (e->u.call.kind) {
+        case CALL_THREAD: return false;
+        case CALL_FUN:
+            if (idx < 0 || idx >= p->nfuns) return false;
+            if (!seen[idx]) {
+                seen[idx] = 1;
+                if (!eval_calls_no_thread(p, p->funs[idx]->body, seen)) return false;
+            }
+            break;
+        case CALL_BUILTIN:
+            if ((idx == BI_SMAP || idx == BI_FOLD || idx == BI_FILTER) && e->u.call.nargs > 0 &&
+                e->u.call.args[0]->kind != IR_LAMBDA && e->u.call.args[0]->kind != IR_FUNREF)
+                return false;
+            break;
+        default: return false; /* through a value */
+        }
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (!eval_calls_no_thread(p, e->u.call.args[i], seen)) return false;
+        return true;
+    }
+    case IR_CASE:
+        if (!eval_calls_no_thread(p, e->a, seen)) return false;
+        for (int i = 0; i < e->u.cas.nalts; i++)
+            if (!eval_calls_no_thread(p, e->u.cas.alts[i].body, seen)) return false;
+        return true;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++)
+            if (!eval_calls_no_thread(p, e->u.agg.items[i], seen)) return false;
+        return true;
+    default:
+        return eval_calls_no_thread(p, e->a, seen) && eval_calls_no_thread(p, e->b, seen) &&
+               eval_calls_no_thread(p, e->c, seen);
+    }
+}
+
+static bool eval_is_builtin(const ir_expr *e, int bi)
+{
+    return e && e->kind == IR_CALL && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == bi &&
+           e->u.call.nargs == 2;
+}
+
+/* Whether e is `smap(F, xs)` or `filter(P, xs)` over main's parameter, with
+ * F or P not mentioning it. */
+static bool eval_over_param(const ir_program *p, const ir_expr *e, int bi)
+{
+    if (!eval_is_builtin(e, bi)) return false;
+    const ir_expr *xs = e->u.call.args[1];
+    return xs->kind == IR_VAR && xs->u.var == p->main_param && !ir_expr_uses(e->u.call.args[0], p->main_param);
+}
+
+bool eval_stream_shape(const ir_program *p, eval_stream_form *form)
+{
+    *form = (eval_stream_form){NULL, NULL, false};
+    const ir_expr *e = p->main;
+    if (!p->main_param) return false;
+    for (; e && (e->kind == IR_LET || e->kind == IR_LETTUPLE); e = e->b)
+        if (ir_expr_uses(e->a, p->main_param)) return false;
+    if (eval_over_param(p, e, BI_SMAP)) {
+        form->smap = e;
+        return true;
+    }
+    /* filter(P, smap(F, xs)) or smap(F, filter(P, xs)): item by item when P
+     * or F calls no thread, so no thread sees its calls in another order
+     * than the list's meaning gives them. */
+    const ir_expr *inner = eval_is_builtin(e, BI_FILTER) || eval_is_builtin(e, BI_SMAP) ? e->u.call.args[1] : NULL;
+    bool filter_first = eval_is_builtin(e, BI_SMAP);
+    if (!inner || !eval_over_param(p, inner, filter_first ? BI_FILTER : BI_SMAP) ||
+        ir_expr_uses(e->u.call.args[0], p->main_param))
+        return false;
+    const ir_expr *sm = filter_first ? e : inner, *fl = filter_first ? inner : e;
+    unsigned char *seen = calloc((size_t)(p->nfuns > 0 ? p->nfuns : 1), 1);
+    if (!seen) return false; /* then it reads the whole input: slower, same meaning */
+    bool pure_f = eval_calls_no_thread(p, sm->u.call.args[0], seen) && sm->u.call.args[0]->kind != IR_THREADREF;
+    memset(seen, 0, (size_t)(p->nfuns > 0 ? p->nfuns : 1));
+    bool pure_p = eval_calls_no_thread(p, fl->u.call.args[0], seen);
+    free(seen);
+    if (!pure_f && !pure_p) return false;
+    *form = (eval_stream_form){sm, fl, filter_first};
+    return true;
+}
+
 const ir_expr *eval_stream_smap(const ir_program *p)
 {
-    const ir_expr *e = p->main;
-    if (!p->main_param) return NULL;
-    for (; e && (e->kind == IR_LET || e->kind == IR_LETTUPLE); e = e->b)
-        if (ir_expr_uses(e->a, p->main_param)) return NULL;
-    if (!e || e->kind != IR_CALL || e->u.call.kind != CALL_BUILTIN ||
-        e->u.call.callee.index != BI_SMAP || e->u.call.nargs != 2)
-        return NULL;
-    const ir_expr *xs = e->u.call.args[1];
-    if (xs->kind != IR_VAR || xs->u.var != p->main_param) return NULL;
-    return ir_expr_uses(e->u.call.args[0], p->main_param) ? NULL : e;
+    eval_stream_form form;
+    return eval_stream_shape(p, &form) && !form.filter ? form.smap : NULL;
 }
 
 /* The reference evaluator's streamed smap: one item at a time. */
@@ -137,6 +239,76 @@ static int eval_smap_stream_seq(eval_ctx *cx, const eval_stream *s, ir_loc loc, 
         if (rc) break;
     }
     cx->item = saved;
+    return rc;
+}
+
+/* The filtered forms, one item at a time in both modes: the item goes
+ * through F and P (in the order of form->filter_first) and, when P keeps
+ * it, its result to the sink as output item k.  As in the list's meaning,
+ * an error in F names the smap item (k when the filter came first, else
+ * the input index) and one in P no smap item. */
+static int eval_filter_stream_seq(eval_ctx *cx, const eval_stream *s, const eval_stream_form *form,
+                                  stc_value fnv, stc_value pv, long long *count)
+{
+    ir_loc floc = form->smap->u.call.callee_loc, ploc = form->filter->u.call.callee_loc;
+    int thread = form->smap->u.call.args[0]->kind == IR_THREADREF ? form->smap->u.call.args[0]->u.index : -1;
+    long long saved = cx->item, k = 0;
+    int rc = 0;
+    for (long long i = 0;; i++) {
+        cx->item = saved;
+        if ((rc = eval_check_cancel(cx, floc))) break;
+        stc_value x, y = eval_unit, keep = eval_unit;
+        rc = eval_stream_pull(cx, s, i, &x);
+        if (rc <= 0) break;
+        *count = i + 1;
+        if (!form->filter_first) { /* y = F(x), then P(y) */
+            cx->item = i;
+            if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &x, floc, &y);
+            else rc = eval_apply(cx, fnv, 1, &x, floc, &y);
+            cx->item = saved;
+            if (rc == 0) {
+                stc_value arg = stc_value_retain(y);
+                rc = eval_apply(cx, pv, 1, &arg, ploc, &keep);
+            }
+        } else { /* P(x), then y = F(x) when kept */
+            stc_value arg = stc_value_retain(x);
+            rc = eval_apply(cx, pv, 1, &arg, ploc, &keep);
+            if (rc == 0 && keep.tag == STC_T_BOOL && keep.as.b) {
+                cx->item = k;
+                if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &x, floc, &y);
+                else rc = eval_apply(cx, fnv, 1, &x, floc, &y);
+                x = eval_unit;
+            }
+            stc_value_release(x);
+        }
+        cx->item = saved;
+        if (rc == 0 && keep.tag == STC_T_BOOL && keep.as.b) rc = eval_stream_push(cx, s, k++, y);
+        stc_value_release(y);
+        stc_value_release(keep);
+        if (rc) break;
+    }
+    cx->item = saved;
+    return rc;
+}
+
+/* main = filter(P, smap(F, xs)) or smap(F, filter(P, xs)) over the stream. */
+static int eval_main_filtered(eval_ctx *cx, const eval_stream *s, const eval_stream_form *form, eval_frame *fr,
+                              long long *count)
+{
+    const ir_expr *fe = form->smap->u.call.args[0];
+    stc_value fnv = eval_unit, pv = eval_unit;
+    int rc = 0;
+    /* The arguments in the order the list's meaning evaluates them. */
+    if (form->filter_first) {
+        if (fe->kind != IR_THREADREF) rc = eval_expr(cx, fe, fr, &fnv);
+        if (rc == 0) rc = eval_expr(cx, form->filter->u.call.args[0], fr, &pv);
+    } else {
+        rc = eval_expr(cx, form->filter->u.call.args[0], fr, &pv);
+        if (rc == 0 && fe->kind != IR_THREADREF) rc = eval_expr(cx, fe, fr, &fnv);
+    }
+    if (rc == 0) rc = eval_filter_stream_seq(cx, s, form, fnv, pv, count);
+    stc_value_release(fnv);
+    stc_value_release(pv);
     return rc;
 }
 
@@ -217,10 +389,12 @@ int eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long lo
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
     eval_frame fr = {slots, NULL};
     int rc;
-    const ir_expr *sm = eval_stream_smap(p);
-    if (sm) {
-        rc = eval_stream_lets(cx, p->main, sm, &fr);
-        if (rc == 0) rc = eval_main_streamed(cx, &s, sm, &fr, count);
+    eval_stream_form form;
+    if (eval_stream_shape(p, &form)) {
+        const ir_expr *top = form.filter && !form.filter_first ? form.filter : form.smap;
+        rc = eval_stream_lets(cx, p->main, top, &fr);
+        if (rc == 0 && form.filter) rc = eval_main_filtered(cx, &s, &form, &fr, count);
+        else if (rc == 0) rc = eval_main_streamed(cx, &s, form.smap, &fr, count);
         if (rc == 0) *out = eval_unit;
         *to_sink = true;
     } else {

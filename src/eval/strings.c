@@ -1,5 +1,6 @@
 /* strings.c - the evaluator's string builtins: words split str concat
- * parse_int parse_float (docs/LANGUAGE.md 7).  They are pure: they read
+ * parse_int parse_float try_int try_float (docs/LANGUAGE.md 7; the rest of
+ * the string library is in text.c).  They are pure: they read
  * their arguments (borrowed) and build a new value.  Errors are reported at
  * the callee name and quote the offending text as a string literal, cut
  * after STR_QUOTE_MAX bytes.  Every path releases what it built; an
@@ -50,7 +51,7 @@ static bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to
 /* ---- words ----------------------------------------------------------------- */
 
 /* ASCII whitespace: space, \t \n \v \f \r. */
-static bool str_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+bool str_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 /* The next word of d[0..len) at or after *i: its bounds, false when none. */
 static bool str_next_word(const char *d, size_t len, size_t *i, size_t *from, size_t *to)
@@ -85,15 +86,9 @@ static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 
 /* ---- split ----------------------------------------------------------------- */
 
-/* Finds a separator of m >= 1 bytes in linear time: memchr for one byte,
- * else Knuth-Morris-Pratt with the prefix table fail[0..m). */
-typedef struct str_finder {
-    const char *sep;
-    size_t m;
-    size_t *fail;
-} str_finder;
-
-static bool str_finder_init(str_finder *f, const char *sep, size_t m)
+/* str_finder (eval_internal.h): memchr for one byte, else
+ * Knuth-Morris-Pratt with the prefix table fail[0..m). */
+bool str_finder_init(str_finder *f, const char *sep, size_t m)
 {
     f->sep = sep;
     f->m = m;
@@ -111,8 +106,7 @@ static bool str_finder_init(str_finder *f, const char *sep, size_t m)
     return true;
 }
 
-/* The start of the first separator in d[from..len), or SIZE_MAX. */
-static size_t str_find(const str_finder *f, const char *d, size_t len, size_t from)
+size_t str_find(const str_finder *f, const char *d, size_t len, size_t from)
 {
     if (len - from < f->m) return SIZE_MAX;
     if (f->m == 1) {
@@ -196,26 +190,38 @@ static int str_concat(eval_ctx *cx, ir_loc loc, stc_value a, stc_value b, stc_va
 
 /* ---- parse_int, parse_float ------------------------------------------------------ */
 
-/* [+-]?[0-9]+ whose value fits int64. */
-static int str_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+enum { STR_INT_OK, STR_INT_SYNTAX, STR_INT_RANGE };
+
+/* [+-]?[0-9]+ whose value fits int64: STR_INT_OK and *out, else why not. */
+static int str_int_value(const val_str *vs, int64_t *out)
 {
-    const val_str *vs = val_as_str(s);
     const char *d = vs->data;
     size_t len = vs->len, i = 0;
     bool neg = false;
     if (i < len && (d[i] == '+' || d[i] == '-')) neg = d[i++] == '-';
-    if (i == len) return str_error(cx, loc, "parse_int", vs, "is not an integer");
+    if (i == len) return STR_INT_SYNTAX;
     const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     uint64_t v = 0;
     bool over = false; /* a bad byte after an overflow still makes it "not an integer" */
     for (; i < len; i++) {
-        if (d[i] < '0' || d[i] > '9') return str_error(cx, loc, "parse_int", vs, "is not an integer");
+        if (d[i] < '0' || d[i] > '9') return STR_INT_SYNTAX;
         unsigned digit = (unsigned)(d[i] - '0');
         if (over || v > (limit - digit) / 10) over = true;
         else v = v * 10 + digit;
     }
-    if (over) return str_error(cx, loc, "parse_int", vs, "is out of range");
-    *out = stc_value_int(!neg ? (int64_t)v : v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v);
+    if (over) return STR_INT_RANGE;
+    *out = !neg ? (int64_t)v : v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
+    return STR_INT_OK;
+}
+
+static int str_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+{
+    const val_str *vs = val_as_str(s);
+    int64_t v = 0;
+    int why = str_int_value(vs, &v);
+    if (why != STR_INT_OK)
+        return str_error(cx, loc, "parse_int", vs, why == STR_INT_SYNTAX ? "is not an integer" : "is out of range");
+    *out = stc_value_int(v);
     return 0;
 }
 
@@ -251,16 +257,41 @@ static bool str_float_syntax(const char *d, size_t len)
 }
 
 /* Overflow gives +-inf and underflow the nearest double (0 or subnormal),
- * as strtod rounds them: parse_float("1e400") is inf. */
+ * as strtod rounds them: parse_float("1e400") is inf.  False when vs is
+ * not a number. */
+static bool str_float_value(const val_str *vs, double *out)
+{
+    if (!str_float_syntax(vs->data, vs->len)) return false;
+    char *end = NULL;
+    double x = strtod(vs->data, &end); /* data is NUL-terminated and has no NUL (checked) */
+    if (end != vs->data + vs->len) return false;
+    *out = x;
+    return true;
+}
+
 static int str_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
-    if (!str_float_syntax(vs->data, vs->len))
-        return str_error(cx, loc, "parse_float", vs, "is not a number");
-    char *end = NULL;
-    double x = strtod(vs->data, &end); /* data is NUL-terminated and has no NUL (checked) */
-    if (end != vs->data + vs->len) return str_error(cx, loc, "parse_float", vs, "is not a number");
+    double x = 0;
+    if (!str_float_value(vs, &x)) return str_error(cx, loc, "parse_float", vs, "is not a number");
     *out = stc_value_float(x);
+    return 0;
+}
+
+/* try_int(s), try_float(s): inl v where parse_int/parse_float give v, else
+ * inr (). */
+static int str_try_number(eval_ctx *cx, ir_loc loc, bool is_int, stc_value s, stc_value *out)
+{
+    const val_str *vs = val_as_str(s);
+    int64_t i = 0;
+    double f = 0;
+    stc_value r;
+    if (is_int ? str_int_value(vs, &i) == STR_INT_OK : str_float_value(vs, &f))
+        r = stc_value_new_inl(is_int ? stc_value_int(i) : stc_value_float(f));
+    else
+        r = stc_value_new_inr(stc_value_unit());
+    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    *out = r;
     return 0;
 }
 
@@ -279,6 +310,8 @@ int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value
     case BI_CONCAT: return str_concat(cx, loc, a[0], a[1], out);
     case BI_PARSE_INT: return str_parse_int(cx, loc, a[0], out);
     case BI_PARSE_FLOAT: return str_parse_float(cx, loc, a[0], out);
+    case BI_TRY_INT:
+    case BI_TRY_FLOAT: return str_try_number(cx, loc, bi == BI_TRY_INT, a[0], out);
     default: return eval_error(cx, STC_ERUNTIME, loc, "internal error: not a string builtin");
     }
 }

@@ -4,7 +4,7 @@
  * (a thread writes itself unless it is read-only, plus whatever its own
  * function calls), functions called or named, lambdas written inside it
  * (they may be called later), and `all` for a call through a function
- * value (it could be anything).  Sets of mutually recursive functions are
+ * value (it could be anything), fold's or filter's included.  Sets of mutually recursive functions are
  * found by iterating to a fixpoint.  A lang thread is read-only when every
  * path of its function returns its state parameter itself; the evaluator
  * then never writes its state (eval_thread_result skips identical values),
@@ -48,6 +48,18 @@ bool flow_set_empty(const flow_info *fi, flow_set s)
     return true;
 }
 
+/* A call of a builtin that calls its function argument (args[0]), like
+ * fold and filter, when that argument is not a lambda or a top-level
+ * function written there: a function value, which could call anything.
+ * (A written one is covered by walking the argument itself.) */
+static bool flow_calls_unknown_arg(const ir_expr *e)
+{
+    int idx = e->u.call.callee.index;
+    if (idx != BI_FOLD && idx != BI_FILTER) return false;
+    const ir_expr *f = e->u.call.nargs > 0 ? e->u.call.args[0] : NULL;
+    return !f || (f->kind != IR_LAMBDA && f->kind != IR_FUNREF);
+}
+
 /* Adds to *acc what evaluating e may write, with the current estimates. */
 static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc);
 
@@ -83,7 +95,9 @@ static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
             if (e->u.call.callee.index >= 0 && e->u.call.callee.index < p->nthreads)
                 flow_set_join(fi, acc, fi->thread_sets[e->u.call.callee.index]);
             break;
-        case CALL_BUILTIN: break;
+        case CALL_BUILTIN:
+            if (flow_calls_unknown_arg(e)) { acc->all = true; return; } /* like a call through a value */
+            break;
         default: acc->all = true; return; /* through a value: unknown */
         }
         for (int i = 0; i < e->u.call.nargs; i++) flow_collect(fi, e->u.call.args[i], acc);
@@ -167,7 +181,8 @@ static bool flow_scan(const flow_info *fi, const ir_expr *e, bool calls)
         int idx = e->u.call.callee.index;
         switch (e->u.call.kind) {
         case CALL_BUILTIN:
-            if (idx == BI_SMAP || (calls && idx == BI_SIN_ITER)) return true;
+            if (idx == BI_SMAP || (calls && (idx == BI_SIN_ITER || idx == BI_FOLD || idx == BI_FILTER))) return true;
+            if (flow_calls_unknown_arg(e)) return true; /* through a value: anything */
             break;
         case CALL_FUN:
             if (calls || (idx >= 0 && idx < p->nfuns && fi->fun_smap[idx])) return true;

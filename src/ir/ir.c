@@ -232,6 +232,17 @@ const ir_builtin_info ir_builtins[BI_COUNT_] = {
     [BI_WORDS] = {"words", 1}, [BI_SPLIT] = {"split", 2},     [BI_STR] = {"str", 1},
     [BI_CONCAT] = {"concat", 2}, [BI_PARSE_INT] = {"parse_int", 1},
     [BI_PARSE_FLOAT] = {"parse_float", 1},
+    /* the library (docs/LANGUAGE.md 7) */
+    [BI_FOLD] = {"fold", 3}, [BI_FILTER] = {"filter", 2}, [BI_APPEND] = {"append", 2},
+    [BI_REVERSE] = {"reverse", 1}, [BI_SORT] = {"sort", 1}, [BI_ZIP] = {"zip", 2},
+    [BI_TAKE] = {"take", 2}, [BI_DROP] = {"drop", 2},
+    [BI_SLICE] = {"slice", 3}, [BI_FIND] = {"find", 2}, [BI_STARTS_WITH] = {"starts_with", 2},
+    [BI_ENDS_WITH] = {"ends_with", 2}, [BI_CONTAINS] = {"contains", 2}, [BI_LOWER] = {"lower", 1},
+    [BI_UPPER] = {"upper", 1}, [BI_TRIM] = {"trim", 1}, [BI_JOIN] = {"join", 2},
+    [BI_REPLACE] = {"replace", 3}, [BI_TRY_INT] = {"try_int", 1}, [BI_TRY_FLOAT] = {"try_float", 1},
+    [BI_ABS] = {"abs", 1}, [BI_MIN] = {"min", 2}, [BI_MAX] = {"max", 2}, [BI_SQRT] = {"sqrt", 1},
+    [BI_FLOOR] = {"floor", 1}, [BI_CEIL] = {"ceil", 1}, [BI_POW] = {"pow", 2}, [BI_EXP] = {"exp", 1},
+    [BI_LOG] = {"log", 1},
 };
 
 int ir_builtin_lookup(const char *name)

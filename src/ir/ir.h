@@ -136,6 +136,38 @@ typedef enum ir_builtin {
     BI_CONCAT,      /* concat(a, b) : (str, str) -> str */
     BI_PARSE_INT,   /* parse_int(s) : str -> int */
     BI_PARSE_FLOAT, /* parse_float(s) : str -> float */
+    /* the library, lists (src/eval/lists.c) */
+    BI_FOLD,        /* fold(f, z, xs): left fold, f(acc, x) */
+    BI_FILTER,      /* filter(p, xs) */
+    BI_APPEND,      /* append(xs, ys) */
+    BI_REVERSE,     /* reverse(xs) */
+    BI_SORT,        /* sort(xs): ascending, stable, in the key order */
+    BI_ZIP,         /* zip(xs, ys): pairs, to the shorter */
+    BI_TAKE,        /* take(xs, n) */
+    BI_DROP,        /* drop(xs, n) */
+    /* the library, strings (src/eval/text.c; try_int, try_float in strings.c) */
+    BI_SLICE,       /* slice(s, i, j): bytes i..j-1 */
+    BI_FIND,        /* find(s, sub): first index or -1 */
+    BI_STARTS_WITH, /* starts_with(s, p) */
+    BI_ENDS_WITH,   /* ends_with(s, p) */
+    BI_CONTAINS,    /* contains(s, sub) */
+    BI_LOWER,       /* lower(s), ASCII */
+    BI_UPPER,       /* upper(s), ASCII */
+    BI_TRIM,        /* trim(s): ASCII whitespace off both ends */
+    BI_JOIN,        /* join(sep, xs) */
+    BI_REPLACE,     /* replace(s, old, new) */
+    BI_TRY_INT,     /* try_int(s) : str -> int + () */
+    BI_TRY_FLOAT,   /* try_float(s) : str -> float + () */
+    /* the library, math (src/eval/math.c) */
+    BI_ABS,         /* abs(x) : int or float */
+    BI_MIN,         /* min(a, b) */
+    BI_MAX,         /* max(a, b) */
+    BI_SQRT,        /* sqrt(x) : float -> float */
+    BI_FLOOR,       /* floor(x) : float -> int */
+    BI_CEIL,        /* ceil(x) : float -> int */
+    BI_POW,         /* pow(x, y) : (float, float) -> float */
+    BI_EXP,         /* exp(x) : float -> float */
+    BI_LOG,         /* log(x) : float -> float, natural */
     BI_COUNT_
 } ir_builtin;
 

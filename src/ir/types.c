@@ -194,7 +194,7 @@ static ir_type *types_builtin(types_ck *ck, ir_expr *e)
     ir_loc loc = types_call_loc(e);
     int b = e->u.call.callee.index;
     const char *name = ir_builtins[b].name;
-    ir_type *in[2] = {NULL, NULL}, *res = NULL;
+    ir_type *in[3] = {NULL, NULL, NULL}, *res = NULL;
     switch (b) {
     case BI_SMAP: {
         ir_type *F = args[0]->type, *L = args[1]->type;
@@ -231,10 +231,11 @@ static ir_type *types_builtin(types_ck *ck, ir_expr *e)
     case BI_PARSE_INT: in[0] = ck->t_str, res = ck->t_int; break;
     case BI_PARSE_FLOAT: in[0] = ck->t_str, res = ck->t_float; break;
     default:
-        types_error(ck, loc, "unknown builtin");
+        if (types_lib_signature(ck, b, in, &res)) break;
+        if (!ck->oom) types_error(ck, loc, "unknown builtin");
         return NULL;
     }
-    for (int i = 0; i < e->u.call.nargs && i < 2; i++) {
+    for (int i = 0; i < e->u.call.nargs && i < 3; i++) {
         if (!in[i]) return NULL;
         int rc = types_unify(ck, in[i], args[i]->type);
         if (rc)

@@ -91,6 +91,10 @@ char *types_fmt(const char *pattern, ...)
 /* types_fail with a format from types_fmt (freed here; NULL means OOM). */
 ir_type *types_fail_fmt(types_ck *ck, ir_loc loc, int rc, char *fmt, ir_type *x, ir_type *y);
 
+/* The library builtin b's parameter types in[0..arity) and result *res
+ * (types_lib.c); false when b is not one, or out of memory. */
+bool types_lib_signature(types_ck *ck, int b, ir_type **in, ir_type **res);
+
 /* Inference (types.c). */
 ir_type *types_expr(types_ck *ck, ir_expr *e, int depth);
 /* Fresh parameter types (unified with annotations) and fn->type = P -> R. */

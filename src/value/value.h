@@ -147,6 +147,9 @@ static inline val_func *val_as_func(stc_value v) { return (val_func *)v.as.obj; 
 
 /* Ordering for int, float and str (strings bytewise); <0, 0, >0. */
 int val_compare(stc_value a, stc_value b);
+/* The total order of values without functions that `sort` uses (order.c;
+ * docs/LANGUAGE.md 7): -1, 0 or 1.  Floats by IEEE totalOrder. */
+int val_order(stc_value a, stc_value b);
 
 /* Whether the object may be reachable along more than one path (more than
  * one reference): only such objects can be met again in a walk, so only

@@ -273,6 +273,7 @@ char *gen_program(uint64_t seed, gen_size size, gen_info *info)
                                 "fun sl(xs, i, n) = if i >= n then 0 else (nth(xs, i) * 31 + sl(xs, i + 1, n)) %% "
                                 PRIME "\n");
     if (g->use_app) gen_sb_printf(&g->decl, "fun app(f, x) = f(x)\n");
+    if (g->use_keep) gen_sb_printf(&g->decl, "fun keep(p, xs) = filter(p, xs)\n");
     gen_sb_printf(&g->decl, "%s", g->body.p);
     free(g->body.p);
     char *text = g->decl.p;

@@ -2,7 +2,9 @@
  * built from thread calls, pure and wrapper calls, arithmetic modulo a
  * prime, let, tuple lets and patterns, if (with && and ||), case on int
  * literals with `_` or a name, case on inl/inr, nested smaps, float
- * builtins and function values; and the injected error sites. */
+ * builtins, function values and the library (fold and filter whose
+ * functions call threads, lists, strings, math); and the injected error
+ * sites. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,9 +181,89 @@ static void gen_fnval(gen *g, int depth)
     emit(g, ")");
 }
 
+/* A small int list: its items may call threads. */
+static void gen_small_list(gen *g, int depth)
+{
+    switch (rnd(g, 3)) {
+    case 0: emit(g, "range(0, "); gen_int(g, depth); emit(g, " %% 5)"); break;
+    case 1: emit(g, "["); gen_int(g, depth); emit(g, ", "); gen_int(g, depth); emit(g, ", %d]", rnd(g, 50)); break;
+    default: emit(g, "[%d, %d, %d, %d]", rnd(g, 50), rnd(g, 50), rnd(g, 50), rnd(g, 50)); break;
+    }
+}
+
+/* fold and filter: their functions may call threads (in list order); the
+ * function is a lambda, a let-bound value or a parameter of keep(). */
+static void gen_lib_call(gen *g, int depth)
+{
+    int saved = g->nenv, a = fresh(g), x = fresh(g), f = fresh(g);
+    bool by_value = chance(g, 40);
+    if (chance(g, 50)) { /* fold */
+        if (by_value) emit(g, "(let v%d = ", f);
+        else emit(g, "fold(");
+        emit(g, "fn (v%d, v%d) => (", a, x);
+        push(g, a);
+        push(g, x);
+        gen_int(g, depth - 1);
+        emit(g, " + v%d * %d) %% " PRIME, a, 1 + rnd(g, 30));
+        g->nenv = saved;
+        if (by_value) emit(g, " in fold(v%d", f);
+        emit(g, ", ");
+        gen_int(g, depth - 1);
+        emit(g, ", ");
+        gen_small_list(g, depth - 1);
+        emit(g, by_value ? "))" : ")");
+        return;
+    }
+    bool sum = chance(g, 50);
+    g->use_sumlist |= sum;
+    g->use_keep |= by_value;
+    emit(g, "%s(%s(fn v%d => ", sum ? "sumlist" : "len", by_value ? "keep" : "filter", x);
+    push(g, x);
+    gen_cond(g, depth - 1);
+    g->nenv = saved;
+    emit(g, ", ");
+    gen_small_list(g, depth - 1);
+    emit(g, "))");
+}
+
+/* The rest of the library on ints: lists, math, strings. */
+static void gen_lib_pure(gen *g, int depth)
+{
+    int d = depth - 1, a, b;
+    switch (rnd(g, 10)) {
+    case 0: emit(g, "nth(sort(["); gen_int(g, d); emit(g, ", "); gen_int(g, d); emit(g, ", %d]), %d)", rnd(g, 100), rnd(g, 3)); break;
+    case 1:
+        g->use_sumlist = true;
+        emit(g, "sumlist(%s(", chance(g, 50) ? "take" : "drop");
+        emit(g, chance(g, 50) ? "reverse(" : "append([%d], ", rnd(g, 9));
+        gen_small_list(g, d);
+        emit(g, "), %d))", rnd(g, 5));
+        break;
+    case 2: emit(g, "len(zip("); gen_small_list(g, d); emit(g, ", ["); gen_int(g, d); emit(g, "]))"); break;
+    case 3: emit(g, "%s(", chance(g, 50) ? "min" : "max"); gen_int(g, d); emit(g, ", "); gen_int(g, d); emit(g, ")"); break;
+    case 4: emit(g, "abs("); gen_int(g, d); emit(g, " - %d)", rnd(g, 1000)); break;
+    case 5:
+        emit(g, "%s(%s(float(", chance(g, 50) ? "floor" : "ceil", chance(g, 50) ? "sqrt" : "log");
+        gen_int(g, d);
+        emit(g, " %% 1000 + 1)))");
+        break;
+    case 6: emit(g, "find(str("); gen_int(g, d); emit(g, "), \"%d\")", rnd(g, 10)); break;
+    case 7: emit(g, "len(replace(str("); gen_int(g, d); emit(g, "), \"%d\", \"ab\"))", rnd(g, 10)); break;
+    case 8:
+        a = fresh(g), b = fresh(g);
+        emit(g, "(case try_int(slice(str("); gen_int(g, d);
+        emit(g, "), 0, 1)) of inl v%d => v%d | inr v%d => %d)", a, a, b, rnd(g, 9));
+        break;
+    default:
+        emit(g, "len(join(\",\", [upper(trim(str("); gen_int(g, d); emit(g, "))), lower(str(");
+        gen_int(g, d); emit(g, "))]))");
+        break;
+    }
+}
+
 enum { X_LEAF, X_CALL, X_TWICE, X_PURE, X_WRAP, X_ARITH, X_LET, X_LETTUP, X_CASETUP, X_IF, X_CASE,
-       X_CASESUM, X_NEST, X_FLOAT, X_FNVAL, X_COUNT };
-static const int x_weight[X_COUNT] = {8, 30, 4, 8, 3, 10, 8, 4, 2, 9, 6, 5, 4, 2, 3};
+       X_CASESUM, X_NEST, X_FLOAT, X_FNVAL, X_LIBCALL, X_LIB, X_COUNT };
+static const int x_weight[X_COUNT] = {8, 30, 4, 8, 3, 10, 8, 4, 2, 9, 6, 5, 4, 2, 3, 3, 3};
 
 void gen_int(gen *g, int depth)
 {
@@ -269,6 +351,8 @@ void gen_int(gen *g, int depth)
         else { emit(g, "(round(sin_iter(2, float("); gen_int(g, d); emit(g, " %% 100))) %% 7)"); }
         break;
     case X_FNVAL: gen_fnval(g, depth); break;
+    case X_LIBCALL: gen_lib_call(g, depth); break;
+    case X_LIB: gen_lib_pure(g, depth); break;
     default: gen_leaf(g); break;
     }
     g->nenv = saved;

@@ -77,6 +77,7 @@ typedef struct gen {
     int nth, nfn, npure, nwrap, err_thread;
     int pure_arity[MAX_PURE];
     bool use_sumlist, use_app, err_pending, err_placed;
+    bool use_keep; /* keep(p, xs) = filter(p, xs): a predicate passed as a value */
     int env[MAX_ENV], nenv, nvar; /* int variables in scope: v<id> */
     int budget, smap_depth;       /* expression nodes left; smaps nested around */
     int item_var, item_n;         /* the innermost smap item (-1: none), bound of its values */
