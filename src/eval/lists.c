@@ -20,16 +20,16 @@ static const stc_value lists_unit = {.tag = STC_T_UNIT};
 static int lists_fold(eval_ctx *cx, ir_loc loc, stc_value f, stc_value z, stc_value xs, stc_value *out)
 {
     size_t n = val_seq_len(xs);
-    stc_value acc = stc_value_retain(z);
+    stc_value acc = val_retain(z);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         if ((rc = eval_check_cancel(cx, loc))) break;
-        stc_value args[2] = {acc, stc_value_retain(val_seq_items(xs)[i])};
+        stc_value args[2] = {acc, val_retain(val_seq_items(xs)[i])};
         acc = lists_unit;
         if ((rc = eval_apply(cx, f, 2, args, loc, &acc))) break;
     }
     if (rc) {
-        stc_value_release(acc);
+        val_release(acc);
         return rc;
     }
     *out = acc;
@@ -45,21 +45,21 @@ static int lists_filter(eval_ctx *cx, ir_loc loc, stc_value p, stc_value xs, stc
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
         if ((rc = eval_check_cancel(cx, loc))) break;
-        stc_value arg = stc_value_retain(val_seq_items(xs)[i]), r;
+        stc_value arg = val_retain(val_seq_items(xs)[i]), r;
         if ((rc = eval_apply(cx, p, 1, &arg, loc, &r))) break;
         keep[i] = r.tag == STC_T_BOOL && r.as.b;
         kept += keep[i];
-        stc_value_release(r);
+        val_release(r);
     }
     if (rc == 0 && kept == n) {
-        *out = stc_value_retain(xs);
+        *out = val_retain(xs);
     } else if (rc == 0) {
         stc_value res = val_seq_alloc(STC_T_LIST, kept);
         if (res.tag == STC_T_INVALID) {
             rc = eval_oom(cx, loc);
         } else {
             for (size_t i = 0, k = 0; i < n; i++)
-                if (keep[i]) val_seq_items(res)[k++] = stc_value_retain(val_seq_items(xs)[i]);
+                if (keep[i]) val_seq_items(res)[k++] = val_retain(val_seq_items(xs)[i]);
             *out = res;
         }
     }
@@ -72,7 +72,7 @@ static int lists_copy(eval_ctx *cx, ir_loc loc, const stc_value *from, size_t n,
 {
     stc_value r = val_seq_alloc(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
-    for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = stc_value_retain(from[i]);
+    for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = val_retain(from[i]);
     *out = r;
     return 0;
 }
@@ -81,14 +81,14 @@ static int lists_append(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value ys, st
 {
     size_t n = val_seq_len(xs), m = val_seq_len(ys);
     if (n == 0 || m == 0) { /* share the other one */
-        *out = stc_value_retain(n == 0 ? ys : xs);
+        *out = val_retain(n == 0 ? ys : xs);
         return 0;
     }
     if (n > SIZE_MAX / sizeof(stc_value) - m) return eval_oom(cx, loc);
     stc_value r = val_seq_alloc(STC_T_LIST, n + m);
     if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
-    for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = stc_value_retain(val_seq_items(xs)[i]);
-    for (size_t i = 0; i < m; i++) val_seq_items(r)[n + i] = stc_value_retain(val_seq_items(ys)[i]);
+    for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = val_retain(val_seq_items(xs)[i]);
+    for (size_t i = 0; i < m; i++) val_seq_items(r)[n + i] = val_retain(val_seq_items(ys)[i]);
     *out = r;
     return 0;
 }
@@ -97,12 +97,12 @@ static int lists_reverse(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value *out)
 {
     size_t n = val_seq_len(xs);
     if (n < 2) {
-        *out = stc_value_retain(xs);
+        *out = val_retain(xs);
         return 0;
     }
     stc_value r = val_seq_alloc(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
-    for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = stc_value_retain(val_seq_items(xs)[n - 1 - i]);
+    for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = val_retain(val_seq_items(xs)[n - 1 - i]);
     *out = r;
     return 0;
 }
@@ -138,10 +138,10 @@ static int lists_zip(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value ys, stc_v
     stc_value r = val_seq_alloc(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
     for (size_t i = 0; i < n; i++) {
-        stc_value pair[2] = {stc_value_retain(val_seq_items(xs)[i]), stc_value_retain(val_seq_items(ys)[i])};
+        stc_value pair[2] = {val_retain(val_seq_items(xs)[i]), val_retain(val_seq_items(ys)[i])};
         stc_value t = stc_value_new_tuple(2, pair); /* consumes pair */
         if (t.tag == STC_T_INVALID) {
-            stc_value_release(r);
+            val_release(r);
             return eval_oom(cx, loc);
         }
         val_seq_items(r)[i] = t;
@@ -157,7 +157,7 @@ static int lists_take_drop(eval_ctx *cx, ir_loc loc, bool take, stc_value xs, in
         return eval_error(cx, STC_ERUNTIME, loc, "%s: negative count %" PRId64, take ? "take" : "drop", n);
     size_t len = val_seq_len(xs), k = (uint64_t)n < len ? (size_t)n : len;
     if ((take && k == len) || (!take && k == 0)) {
-        *out = stc_value_retain(xs);
+        *out = val_retain(xs);
         return 0;
     }
     return take ? lists_copy(cx, loc, val_seq_items(xs), k, out)

@@ -267,11 +267,11 @@ static int eval_filter_stream_seq(eval_ctx *cx, const eval_stream *s, const eval
             else rc = eval_apply(cx, fnv, 1, &x, floc, &y);
             cx->item = saved;
             if (rc == 0) {
-                stc_value arg = stc_value_retain(y);
+                stc_value arg = val_retain(y);
                 rc = eval_apply(cx, pv, 1, &arg, ploc, &keep);
             }
         } else { /* P(x), then y = F(x) when kept */
-            stc_value arg = stc_value_retain(x);
+            stc_value arg = val_retain(x);
             rc = eval_apply(cx, pv, 1, &arg, ploc, &keep);
             if (rc == 0 && keep.tag == STC_T_BOOL && keep.as.b) {
                 cx->item = k;
@@ -279,12 +279,12 @@ static int eval_filter_stream_seq(eval_ctx *cx, const eval_stream *s, const eval
                 else rc = eval_apply(cx, fnv, 1, &x, floc, &y);
                 x = eval_unit;
             }
-            stc_value_release(x);
+            val_release(x);
         }
         cx->item = saved;
         if (rc == 0 && keep.tag == STC_T_BOOL && keep.as.b) rc = eval_stream_push(cx, s, k++, y);
-        stc_value_release(y);
-        stc_value_release(keep);
+        val_release(y);
+        val_release(keep);
         if (rc) break;
     }
     cx->item = saved;
@@ -307,8 +307,8 @@ static int eval_main_filtered(eval_ctx *cx, const eval_stream *s, const eval_str
         if (rc == 0 && fe->kind != IR_THREADREF) rc = eval_expr(cx, fe, fr, &fnv);
     }
     if (rc == 0) rc = eval_filter_stream_seq(cx, s, form, fnv, pv, count);
-    stc_value_release(fnv);
-    stc_value_release(pv);
+    val_release(fnv);
+    val_release(pv);
     return rc;
 }
 

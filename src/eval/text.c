@@ -26,7 +26,7 @@ static int text_part(eval_ctx *cx, ir_loc loc, stc_value s, size_t from, size_t 
 {
     const val_str *vs = val_as_str(s);
     if (from == 0 && to == vs->len) {
-        *out = stc_value_retain(s);
+        *out = val_retain(s);
         return 0;
     }
     return text_new(cx, loc, vs->data + from, to - from, out);
@@ -87,7 +87,7 @@ static int text_case(eval_ctx *cx, ir_loc loc, bool upper, stc_value s, stc_valu
     size_t first = 0;
     while (first < vs->len && !(vs->data[first] >= from && vs->data[first] <= from + 25)) first++;
     if (first == vs->len) {
-        *out = stc_value_retain(s);
+        *out = val_retain(s);
         return 0;
     }
     stc_value r = val_str_alloc(vs->len);
@@ -121,7 +121,7 @@ static int text_join(eval_ctx *cx, ir_loc loc, stc_value sep, stc_value xs, stc_
     const stc_value *items = val_seq_items(xs);
     if (n == 0) return text_new(cx, loc, "", 0, out);
     if (n == 1) {
-        *out = stc_value_retain(items[0]);
+        *out = val_retain(items[0]);
         return 0;
     }
     size_t total = 0;
@@ -149,7 +149,7 @@ static int text_replace(eval_ctx *cx, ir_loc loc, stc_value s, stc_value old, st
     const val_str *vs = val_as_str(s), *vo = val_as_str(old), *vn = val_as_str(new);
     if (vo->len == 0) return eval_error(cx, STC_ERUNTIME, loc, "replace: empty pattern");
     if (vo->len > vs->len) {
-        *out = stc_value_retain(s);
+        *out = val_retain(s);
         return 0;
     }
     str_finder f;
@@ -158,7 +158,7 @@ static int text_replace(eval_ctx *cx, ir_loc loc, stc_value s, stc_value old, st
     while ((p = str_find(&f, vs->data, vs->len, at)) != SIZE_MAX) count++, at = p + vo->len;
     int rc = 0;
     if (count == 0) {
-        *out = stc_value_retain(s);
+        *out = val_retain(s);
     } else if (vn->len > vo->len &&
                (vn->len - vo->len > VAL_PRINT_MAX / count || vs->len > VAL_PRINT_MAX - count * (vn->len - vo->len))) {
         rc = text_too_long(cx, loc, "replace");
