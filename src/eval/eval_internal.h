@@ -78,6 +78,8 @@ int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_valu
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+/* The map builtins (BI_GET .. BI_TO_MAP), call node e (maps.c). */
+int eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 /* The string builtins (words split str concat parse_int parse_float) on
  * their evaluated arguments a (borrowed), errors at loc (strings.c). */
 int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);

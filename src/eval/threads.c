@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "eval/eval_internal.h"
+#include "value/map.h"
 #include "util/buf.h"
 #include "value/result.h"
 
@@ -64,12 +65,21 @@ static bool eval_has_type(eval_type_walk *w, stc_value v, ir_type *ty)
     case TY_SUM:
         if (v.tag != STC_T_INL && v.tag != STC_T_INR) return false;
         break;
+    case TY_MAP:
+        if (v.tag != STC_T_MAP) return false;
+        break;
     default: return false;
     }
     bool memo = ++w->steps >= VAL_MEMO_AFTER && val_obj_shared(v.as.obj);
     if (memo && val_memo_get(&w->memo, v.as.obj, ty, NULL, NULL)) return true;
     bool ok = true;
-    if (ty->kind == TY_LIST) {
+    if (ty->kind == TY_MAP) {
+        val_map_iter it;
+        val_map_iter_init(&it, v);
+        stc_value k, x;
+        while (ok && val_map_iter_next(&it, &k, &x))
+            ok = eval_has_type(w, k, ty->args[0]) && eval_has_type(w, x, ty->args[1]);
+    } else if (ty->kind == TY_LIST) {
         for (size_t i = 0; ok && i < val_seq_len(v); i++) ok = eval_has_type(w, val_seq_items(v)[i], ty->args[0]);
     } else if (ty->kind == TY_TUPLE) {
         for (int i = 0; ok && i < ty->n; i++) ok = eval_has_type(w, val_seq_items(v)[i], ty->args[i]);

@@ -194,6 +194,13 @@ static void ir_type_print(buf *b, ir_type *t, int depth, bool atom)
         }
         buf_putc(b, ')');
         break;
+    case TY_MAP:
+        buf_putc(b, '{');
+        ir_type_print(b, t->args[0], depth + 1, false);
+        buf_puts(b, ": ");
+        ir_type_print(b, t->args[1], depth + 1, false);
+        buf_putc(b, '}');
+        break;
     case TY_SUM:
     case TY_FUN:
         if (atom) buf_putc(b, '(');
@@ -228,6 +235,9 @@ const ir_builtin_info ir_builtins[BI_COUNT_] = {
     [BI_WORDS] = {"words", 1}, [BI_SPLIT] = {"split", 2},     [BI_STR] = {"str", 1},
     [BI_CONCAT] = {"concat", 2}, [BI_PARSE_INT] = {"parse_int", 1},
     [BI_PARSE_FLOAT] = {"parse_float", 1},
+    [BI_GET] = {"get", 3}, [BI_LOOKUP] = {"lookup", 2}, [BI_HAS] = {"has", 2}, [BI_PUT] = {"put", 3},
+    [BI_REMOVE] = {"remove", 2}, [BI_UPDATE] = {"update", 4}, [BI_KEYS] = {"keys", 1},
+    [BI_VALUES] = {"values", 1}, [BI_ITEMS] = {"items", 1}, [BI_TO_MAP] = {"to_map", 1},
 };
 
 int ir_builtin_lookup(const char *name)

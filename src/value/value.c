@@ -2,6 +2,7 @@
 #include "value/value.h"
 
 #include "value/cache.h"
+#include "value/map.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,7 @@ static void val_destroy(stc_obj *o)
         for (size_t i = 0; i < f->ncaps; i++) stc_value_release(f->caps[i]);
         break;
     }
+    case STC_T_MAP: val_map_destroy((val_map *)o); break;
     default: break;
     }
     val_block_free(o, o->cls);
@@ -166,6 +168,7 @@ size_t stc_value_len(stc_value v)
     case STC_T_STR: return val_as_str(v)->len;
     case STC_T_LIST:
     case STC_T_TUPLE: return val_seq_len(v);
+    case STC_T_MAP: return val_map_len(v);
     default: return 0;
     }
 }
@@ -266,6 +269,7 @@ static int val_eq_step(val_eq *q, stc_value a, stc_value b, val_eq_frame *f)
         break;
     case STC_T_FUNC:
     case STC_T_USER: return a.as.obj == b.as.obj;
+    case STC_T_MAP: return val_map_equal(a, b); /* recursive per level of map nesting */
     default: return VAL_EQ_FALSE;
     }
     q->steps++;
