@@ -83,7 +83,13 @@ static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
             if (e->u.call.callee.index >= 0 && e->u.call.callee.index < p->nthreads)
                 flow_set_join(fi, acc, fi->thread_sets[e->u.call.callee.index]);
             break;
-        case CALL_BUILTIN: break;
+        case CALL_BUILTIN: {
+            /* update(m, k, d, f) calls f: a lambda or a function name adds
+             * its set below; a function value could be anything. */
+            const ir_expr *f = e->u.call.callee.index == BI_UPDATE && e->u.call.nargs == 4 ? e->u.call.args[3] : NULL;
+            if (f && f->kind != IR_LAMBDA && f->kind != IR_FUNREF) acc->all = true;
+            break;
+        }
         default: acc->all = true; return; /* through a value: unknown */
         }
         for (int i = 0; i < e->u.call.nargs; i++) flow_collect(fi, e->u.call.args[i], acc);
@@ -167,7 +173,8 @@ static bool flow_scan(const flow_info *fi, const ir_expr *e, bool calls)
         int idx = e->u.call.callee.index;
         switch (e->u.call.kind) {
         case CALL_BUILTIN:
-            if (idx == BI_SMAP || (calls && idx == BI_SIN_ITER)) return true;
+            /* update(m, k, d, f) calls f */
+            if (idx == BI_SMAP || (calls && (idx == BI_SIN_ITER || idx == BI_UPDATE))) return true;
             break;
         case CALL_FUN:
             if (calls || (idx >= 0 && idx < p->nfuns && fi->fun_smap[idx])) return true;
