@@ -1,0 +1,196 @@
+/* test_map.c - persistent maps (value/map.c): balance and order after
+ * random puts and removes against a plain array, in-place updates of a
+ * uniquely held map versus copies of a shared one, the key order, and the
+ * public C API (stc_map_*) with a C thread taking and returning maps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "stc.h"
+#include "value/map.h"
+#include "value/value.h"
+
+/* The reference: present[k] and val[k] for keys 0..KEYS-1. */
+#define KEYS 200
+
+static bool map_matches(stc_value m, const bool *present, const int64_t *val)
+{
+    size_t n = 0;
+    for (int k = 0; k < KEYS; k++) {
+        const stc_value *v = val_map_find(m, stc_value_int(k));
+        if (present[k] != (v != NULL) || (v && v->as.i != val[k])) return false;
+        n += present[k];
+    }
+    if (val_map_len(m) != n) return false;
+    /* iteration: ascending keys, exactly the present ones */
+    val_map_iter it;
+    val_map_iter_init(&it, m);
+    stc_value k, v;
+    int64_t last = -1;
+    size_t seen = 0;
+    while (val_map_iter_next(&it, &k, &v)) {
+        if (k.as.i <= last || !present[k.as.i] || v.as.i != val[k.as.i]) return false;
+        last = k.as.i;
+        seen++;
+    }
+    return seen == n;
+}
+
+TEST(map_random_against_reference)
+{
+    bool present[KEYS] = {false};
+    int64_t val[KEYS] = {0};
+    unsigned seed = 12345;
+    stc_value m = val_map_new();
+    CHECK(m.tag == STC_T_MAP);
+    bool ok = true;
+    for (int step = 0; step < 20000 && ok; step++) {
+        seed = seed * 1103515245u + 12345u;
+        int k = (int)((seed >> 8) % KEYS);
+        bool put = ((seed >> 20) % 3) != 0;
+        if (put) {
+            CHECK_INT(val_map_put(m, stc_value_int(k), stc_value_int(step), &m), 0);
+            present[k] = true;
+            val[k] = step;
+        } else {
+            CHECK_INT(val_map_remove(m, stc_value_int(k), &m), 0);
+            present[k] = false;
+        }
+        if (!val_map_check(m) || (step % 97 == 0 && !map_matches(m, present, val))) ok = false;
+    }
+    CHECK(ok);
+    CHECK(map_matches(m, present, val));
+    stc_value_release(m);
+}
+
+/* A map held once is changed in place (the same object); a shared one is
+ * copied along one path and the original keeps its contents. */
+TEST(map_in_place_and_shared)
+{
+    stc_value m = val_map_new();
+    for (int i = 0; i < 100; i++) CHECK_INT(val_map_put(m, stc_value_int(i), stc_value_int(i), &m), 0);
+    const stc_obj *before = m.as.obj;
+    CHECK_INT(val_map_put(m, stc_value_int(1000), stc_value_int(1), &m), 0);
+    CHECK(m.as.obj == before); /* unique: in place */
+    stc_value shared = stc_value_retain(m);
+    stc_value copy;
+    CHECK_INT(val_map_put(m, stc_value_int(5), stc_value_int(-5), &copy), 0);
+    CHECK(copy.as.obj != shared.as.obj);
+    CHECK_INT(val_map_find(shared, stc_value_int(5))->as.i, 5);
+    CHECK_INT(val_map_find(copy, stc_value_int(5))->as.i, -5);
+    CHECK_INT(val_map_len(shared), 101);
+    stc_value_retain(copy);
+    stc_value removed;
+    CHECK_INT(val_map_remove(copy, stc_value_int(50), &removed), 0);
+    CHECK(val_map_find(copy, stc_value_int(50)) != NULL);
+    CHECK(val_map_find(removed, stc_value_int(50)) == NULL);
+    CHECK(val_map_check(shared) && val_map_check(copy) && val_map_check(removed));
+    CHECK_INT(val_map_len(removed), 100);
+    /* the untouched nodes are shared, not copied: the root differs, a
+     * leaf far from key 5 is the same node */
+    const val_map *a = (const val_map *)shared.as.obj, *b = (const val_map *)copy.as.obj;
+    CHECK(a->root != b->root);
+    const val_map_node *ra = a->root, *rb = b->root;
+    while (ra->right && rb->right) ra = ra->right, rb = rb->right;
+    CHECK(ra == rb);
+    stc_value_release(shared);
+    stc_value_release(copy);
+    stc_value_release(removed);
+}
+
+TEST(map_key_order)
+{
+    /* floats by totalOrder: -nan < -inf < -1 < -0.0 < 0.0 < 1 < inf < nan */
+    double fs[] = {-__builtin_nan(""), -__builtin_inf(), -1.0, -0.0, 0.0, 1.0, __builtin_inf(), __builtin_nan("")};
+    for (size_t i = 0; i + 1 < sizeof fs / sizeof fs[0]; i++)
+        CHECK(val_key_compare(stc_value_float(fs[i]), stc_value_float(fs[i + 1])) < 0);
+    CHECK_INT(val_key_compare(stc_value_float(__builtin_nan("")), stc_value_float(__builtin_nan(""))), 0);
+    stc_value ab = stc_value_new_str("ab", 2), a = stc_value_new_str("a", 1), b = stc_value_new_str("b", 1);
+    CHECK(val_key_compare(a, ab) < 0 && val_key_compare(ab, b) < 0 && val_key_compare(b, a) > 0);
+    stc_value l1 = stc_value_new_list(1, (stc_value[]){stc_value_int(1)});
+    stc_value l12 = stc_value_new_list(2, (stc_value[]){stc_value_int(1), stc_value_int(2)});
+    stc_value l2 = stc_value_new_list(1, (stc_value[]){stc_value_int(2)});
+    CHECK(val_key_compare(l1, l12) < 0 && val_key_compare(l12, l2) < 0);
+    stc_value il = stc_value_new_inl(stc_value_int(9)), ir = stc_value_new_inr(stc_value_int(0));
+    CHECK(val_key_compare(il, ir) < 0);
+    CHECK(val_key_compare(stc_value_bool(false), stc_value_bool(true)) < 0);
+    /* a value nested 100000 deep through its last item compares without recursion */
+    stc_value x = stc_value_int(0), y = stc_value_int(1);
+    for (int i = 0; i < 100000; i++) {
+        x = stc_value_new_tuple(2, (stc_value[]){stc_value_int(i), x});
+        y = stc_value_new_tuple(2, (stc_value[]){stc_value_int(i), y});
+    }
+    CHECK(val_key_compare(x, y) < 0);
+    stc_value vals[] = {ab, a, b, l1, l12, l2, il, ir, x, y};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) stc_value_release(vals[i]);
+}
+
+TEST(map_c_api)
+{
+    stc_value m = stc_map_new();
+    const char *words[] = {"pear", "apple", "fig", "apple"};
+    for (int i = 0; i < 4; i++) m = stc_map_put(m, stc_value_new_str(words[i], strlen(words[i])), stc_value_int(i));
+    CHECK(m.tag == STC_T_MAP);
+    CHECK_INT(stc_map_len(m), 3);
+    CHECK_INT(stc_value_len(m), 3);
+    stc_value k = stc_value_new_str("apple", 5);
+    CHECK_INT(stc_map_get(m, k).as.i, 3);
+    stc_value shared = stc_value_retain(m);
+    stc_value smaller = stc_map_remove(m, k);
+    CHECK_INT(stc_map_len(smaller), 2);
+    CHECK_INT(stc_map_len(shared), 3);
+    CHECK(stc_map_get(smaller, k).tag == STC_T_INVALID);
+    stc_value_release(k);
+    char *text = stc_value_to_text(shared), *json = stc_value_to_json(smaller);
+    CHECK_STR(text, "{\"apple\": 3, \"fig\": 2, \"pear\": 0}");
+    CHECK_STR(json, "{\"fig\": 2, \"pear\": 0}");
+    free(text);
+    free(json);
+    stc_map_iter it;
+    stc_map_iter_init(&it, shared);
+    stc_value kk, vv;
+    const char *order[] = {"apple", "fig", "pear"};
+    int i = 0;
+    while (stc_map_iter_next(&it, &kk, &vv)) {
+        CHECK(i < 3 && strcmp(stc_value_str(kk, NULL), order[i]) == 0);
+        i++;
+    }
+    CHECK_INT(i, 3);
+    CHECK(stc_map_put(stc_value_int(1), stc_value_int(1), stc_value_int(1)).tag == STC_T_INVALID);
+    CHECK_INT(stc_map_len(stc_value_int(3)), 0);
+    stc_value_release(shared);
+    stc_value_release(smaller);
+}
+
+/* A C thread keeps a count per word in a map it receives and returns. */
+static int tally_fn(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)state;
+    (void)cx;
+    stc_value m = stc_value_retain(stc_value_at(*in, 0)), w = stc_value_retain(stc_value_at(*in, 1));
+    stc_value old = stc_map_get(m, w);
+    *out = stc_map_put(m, w, stc_value_int(old.tag == STC_T_INT ? old.as.i + 1 : 1));
+    return out->tag == STC_T_INVALID ? STC_ENOMEM : 0;
+}
+
+TEST(map_c_thread)
+{
+    stc_env *env = stc_env_new();
+    stc_thread_def def = {.name = "tally", .fn = tally_fn, .type = "({str: int}, str) -> {str: int}",
+                          .access = STC_PURE};
+    CHECK_INT(stc_env_add_thread(env, &def), 0);
+    const char *src = "thread t = tally\nfun add(m, w) = t(m, w)\n"
+                      "main = add(add(add({}, \"b\"), \"a\"), \"b\")\n";
+    stc_program *prog = NULL;
+    CHECK_INT(stc_compile(env, src, strlen(src), "t.stc", &prog, NULL), 0);
+    for (int workers = 0; prog && workers <= 2; workers++) {
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.reference = workers == 0, .workers = workers}, &res), 0);
+        char *j = stc_value_to_json(stc_result_value(res));
+        CHECK_STR(j, "{\"a\": 1, \"b\": 2}");
+        free(j);
+        stc_result_free(res);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
