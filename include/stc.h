@@ -294,6 +294,9 @@ stc_b_expr *stc_b_let(stc_builder *b, const char *name, stc_b_expr *value,
                       stc_b_expr *(*body)(stc_builder *b, stc_b_var *var, void *ud), void *ud);
 stc_b_expr *stc_b_tuple(stc_builder *b, size_t n, stc_b_expr *const *items);
 stc_b_expr *stc_b_list(stc_builder *b, size_t n, stc_b_expr *const *items);
+/* The map literal {keys[0]: vals[0], ...} (later entries win); the map
+ * builtins (get, put, update, keys, ...) are called with stc_b_call. */
+stc_b_expr *stc_b_map(stc_builder *b, size_t n, stc_b_expr *const *keys, stc_b_expr *const *vals);
 stc_b_expr *stc_b_inl(stc_builder *b, stc_b_expr *e);
 stc_b_expr *stc_b_inr(stc_builder *b, stc_b_expr *e);
 /* op is one of "||" "&&" "==" "!=" "<" "<=" ">" ">=" "+" "-" "*" "/" "%" */

@@ -113,6 +113,15 @@ static bool eval_same_value(stc_value a, stc_value b)
     }
 }
 
+stc_value eval_state_take(eval_ctx *cx, int t)
+{
+    eval_tstate *st = &cx->states[t];
+    if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return stc_value_retain(st->value);
+    stc_value v = st->value;
+    st->value = eval_unit; /* until eval_thread_result stores the new state */
+    return v;
+}
+
 int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out)
 {
     *out = eval_unit;
@@ -143,7 +152,6 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
 {
     const ir_program *p = cx->p;
     const ir_thread *th = p->threads[t];
-    eval_tstate *st = &cx->states[t];
     if (th->fun < 0 || th->fun >= p->nfuns || th->ninputs < 0) {
         for (size_t i = 0; i < nargs; i++) stc_value_release(args[i]);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: unbound thread '%s'", th->name);
@@ -157,7 +165,7 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
     int rc = eval_adapt_args(cx, th->name, k, nargs, args, full, loc);
     stc_value pair = eval_unit;
     if (rc == 0) {
-        full[k] = stc_value_retain(st->value); /* the state as of this call */
+        full[k] = eval_state_take(cx, t); /* the state as of this call */
         rc = eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
     }
     if (full != small) free(full);

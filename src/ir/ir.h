@@ -265,6 +265,10 @@ typedef struct ir_thread {
     ir_type *state_type; /* C thread without a declared state_type: unit */
     stc_access access;   /* declared (C) or inferred (lang; STC_WRITES until the
                             flow compiler's analysis refines it) */
+    bool state_moves;    /* (ir_mark_moves) THREAD_LANG whose function calls no thread
+                            and no function value, and not read-only (every path
+                            returning the state): its calls never overlap, so its state
+                            is moved into each call and a map state updated in place */
 } ir_thread;
 
 typedef struct ir_program {

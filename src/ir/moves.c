@@ -13,6 +13,8 @@
  * (no mark inside them). */
 #include "ir/resolve.h"
 
+#include <stdlib.h>
+
 #include "ir/ir.h"
 
 enum { MOVE_ABSENT = 0, MOVE_LAST, MOVE_USED };
@@ -117,8 +119,86 @@ static void moves_walk(ir_fun *fn, const ir_expr *root, ir_expr *e)
 
 static void moves_body(ir_fun *fn, ir_expr *body) { moves_walk(fn, body, body); }
 
+/* Whether e may call a thread (directly, through smap, a function value
+ * or a function known to in calls[]). */
+static bool moves_calls_thread(const ir_program *p, const bool *calls, const ir_expr *e)
+{
+    while (e && e->kind == IR_BINOP) {
+        if (moves_calls_thread(p, calls, e->b)) return true;
+        e = e->a;
+    }
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_THREADREF: return true;
+    case IR_FUNREF: return calls[e->u.index];
+    case IR_LAMBDA: return moves_calls_thread(p, calls, e->u.fn->body);
+    case IR_CASE:
+        if (moves_calls_thread(p, calls, e->a)) return true;
+        for (int i = 0; i < e->u.cas.nalts; i++)
+            if (moves_calls_thread(p, calls, e->u.cas.alts[i].body)) return true;
+        return false;
+    case IR_CALL:
+        if (e->u.call.kind == CALL_THREAD || e->u.call.kind == CALL_VALUE) return true;
+        if (e->u.call.kind == CALL_FUN && calls[e->u.call.callee.index]) return true;
+        for (int i = 0; i < e->u.call.nargs; i++)
+            if (moves_calls_thread(p, calls, e->u.call.args[i])) return true;
+        return false;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++)
+            if (moves_calls_thread(p, calls, e->u.agg.items[i])) return true;
+        return false;
+    default:
+        return moves_calls_thread(p, calls, e->a) || moves_calls_thread(p, calls, e->b) ||
+               moves_calls_thread(p, calls, e->c);
+    }
+}
+
+/* The read-only test of the flow analysis (flow/analyze.c): every path of
+ * e ends in a pair whose second item is the state variable s. */
+static bool moves_returns_state(const ir_expr *e, const ir_var *s)
+{
+    switch (e->kind) {
+    case IR_LET:
+    case IR_LETTUPLE: return moves_returns_state(e->b, s);
+    case IR_IF: return moves_returns_state(e->b, s) && moves_returns_state(e->c, s);
+    case IR_CASE:
+        for (int i = 0; i < e->u.cas.nalts; i++)
+            if (!moves_returns_state(e->u.cas.alts[i].body, s)) return false;
+        return e->u.cas.nalts > 0;
+    case IR_TUPLE:
+        return e->u.agg.nitems == 2 && e->u.agg.items[1]->kind == IR_VAR && e->u.agg.items[1]->u.var == s;
+    default: return false;
+    }
+}
+
+/* Sets state_moves on the threads whose calls can never overlap: no call
+ * inside reaches any thread (so none re-enters its own thread while its
+ * state is lent out), and the runtime never replicates it (read-only
+ * threads run on several workers at once).  Iterated to a fixpoint over
+ * mutually recursive functions. */
+static void moves_threads(ir_program *p)
+{
+    bool *calls = calloc((size_t)p->nfuns + 1, sizeof *calls);
+    if (!calls) return; /* no moves: only slower */
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < p->nfuns; i++)
+            if (!calls[i] && moves_calls_thread(p, calls, p->funs[i]->body)) calls[i] = changed = true;
+    }
+    for (int i = 0; i < p->nthreads; i++) {
+        ir_thread *th = p->threads[i];
+        if (th->kind != THREAD_LANG || th->fun < 0 || th->fun >= p->nfuns) continue;
+        const ir_fun *fn = p->funs[th->fun];
+        th->state_moves = !calls[th->fun] && fn->nparams >= 1 && fn->body &&
+                          !moves_returns_state(fn->body, fn->params[fn->nparams - 1]);
+    }
+    free(calls);
+}
+
 void ir_mark_moves(ir_program *p)
 {
+    moves_threads(p);
     for (int i = 0; i < p->nfuns; i++) moves_body(p->funs[i], p->funs[i]->body);
     for (int i = 0; i < p->nthreads; i++)
         if (p->threads[i]->init) moves_body(NULL, p->threads[i]->init);

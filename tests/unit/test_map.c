@@ -194,3 +194,26 @@ TEST(map_c_thread)
     stc_program_free(prog);
     stc_env_free(env);
 }
+
+/* The builder's map literal and the map builtins called by name. */
+TEST(map_builder)
+{
+    stc_builder *b = stc_builder_new(NULL);
+    stc_b_expr *m = stc_b_map(b, 3, (stc_b_expr *[]){stc_b_str(b, "b"), stc_b_str(b, "a"), stc_b_str(b, "b")},
+                              (stc_b_expr *[]){stc_b_int(b, 1), stc_b_int(b, 2), stc_b_int(b, 3)});
+    stc_b_expr *put = stc_b_call(b, "put", 3, (stc_b_expr *[]){m, stc_b_str(b, "c"), stc_b_int(b, 4)});
+    stc_b_expr *empty = stc_b_map(b, 0, NULL, NULL);
+    stc_b_expr *len = stc_b_call(b, "len", 1, (stc_b_expr *[]){empty});
+    CHECK_INT(stc_b_main(b, stc_b_tuple(b, 2, (stc_b_expr *[]){put, len})), 0);
+    stc_program *prog = NULL;
+    CHECK_INT(stc_builder_finish(b, &prog, NULL), 0);
+    stc_builder_free(b);
+    if (!prog) return;
+    stc_result *res = NULL;
+    CHECK_INT(stc_run(prog, NULL, &res), 0);
+    char *j = stc_result_to_json(res);
+    CHECK_STR(j, "{\"result\": [{\"a\": 2, \"b\": 3, \"c\": 4}, 0], \"states\": {}}");
+    free(j);
+    stc_result_free(res);
+    stc_program_free(prog);
+}
