@@ -9,7 +9,9 @@
  * enclosing call, tuple, list or operator, which the evaluator may borrow
  * from the slot), may mention it.  The parts of a let's value, an if's
  * condition and a case's scrutinee (unless it is the variable itself) are
- * finished before what follows them.  Operator chains are not searched
+ * finished before what follows them, except in main and the inits, where
+ * the bound expressions of a chain of lets may run at once as tasks
+ * (flow/tasks.c), so a use in an earlier let counts too.  Operator chains are not searched
  * (no mark inside them). */
 #include "ir/resolve.h"
 
@@ -28,7 +30,7 @@ static bool moves_is_write(const ir_expr *e)
 
 /* Where p (a call whose map argument is v) is in e: MOVE_ABSENT, or
  * whether v is used after (or beside) it. */
-static int moves_scan(const ir_expr *e, const ir_expr *p, const ir_var *v)
+static int moves_scan(const ir_expr *e, const ir_expr *p, const ir_var *v, bool strict)
 {
     if (!e) return MOVE_ABSENT;
     if (e == p) return MOVE_LAST;
@@ -36,33 +38,36 @@ static int moves_scan(const ir_expr *e, const ir_expr *p, const ir_var *v)
     switch (e->kind) {
     case IR_LET:
     case IR_LETTUPLE:
-        if ((r = moves_scan(e->a, p, v))) return r == MOVE_USED || ir_expr_uses(e->b, v) ? MOVE_USED : MOVE_LAST;
-        return moves_scan(e->b, p, v);
+        if ((r = moves_scan(e->a, p, v, strict))) return r == MOVE_USED || ir_expr_uses(e->b, v) ? MOVE_USED : MOVE_LAST;
+        /* main's chains of lets run their bound expressions as tasks at
+         * once (flow/tasks.c): there, an earlier let's use is beside */
+        if ((r = moves_scan(e->b, p, v, strict)) && strict && ir_expr_uses(e->a, v)) return MOVE_USED;
+        return r;
     case IR_IF:
-        if ((r = moves_scan(e->a, p, v)))
+        if ((r = moves_scan(e->a, p, v, strict)))
             return r == MOVE_USED || ir_expr_uses(e->b, v) || ir_expr_uses(e->c, v) ? MOVE_USED : MOVE_LAST;
-        if ((r = moves_scan(e->b, p, v))) return r;
-        return moves_scan(e->c, p, v);
+        if ((r = moves_scan(e->b, p, v, strict))) return r;
+        return moves_scan(e->c, p, v, strict);
     case IR_CASE:
-        if ((r = moves_scan(e->a, p, v))) {
+        if ((r = moves_scan(e->a, p, v, strict))) {
             for (int i = 0; r == MOVE_LAST && i < e->u.cas.nalts; i++)
                 if (ir_expr_uses(e->u.cas.alts[i].body, v)) r = MOVE_USED;
             return r;
         }
         for (int i = 0; i < e->u.cas.nalts; i++)
-            if ((r = moves_scan(e->u.cas.alts[i].body, p, v)))
+            if ((r = moves_scan(e->u.cas.alts[i].body, p, v, strict)))
                 return e->a->kind == IR_VAR && e->a->u.var == v ? MOVE_USED : r;
         return MOVE_ABSENT;
     case IR_UNOP:
     case IR_INL:
-    case IR_INR: return moves_scan(e->a, p, v);
+    case IR_INR: return moves_scan(e->a, p, v, strict);
     case IR_CALL:
     case IR_TUPLE:
     case IR_LIST: {
         ir_expr *const *xs = e->kind == IR_CALL ? e->u.call.args : e->u.agg.items;
         int n = e->kind == IR_CALL ? e->u.call.nargs : e->u.agg.nitems;
         for (int i = 0; i < n; i++) {
-            if (!(r = moves_scan(xs[i], p, v))) continue;
+            if (!(r = moves_scan(xs[i], p, v, strict))) continue;
             for (int j = 0; r == MOVE_LAST && j < n; j++)
                 if (j != i && ir_expr_uses(xs[j], v)) r = MOVE_USED;
             return r;
@@ -102,7 +107,7 @@ static void moves_walk(ir_fun *fn, const ir_expr *root, ir_expr *e)
         if (moves_is_write(e)) {
             ir_expr *m = e->u.call.args[0];
             if (m->kind == IR_VAR && m->u.var->owner == fn && !moves_is_capture(fn, m->u.var))
-                m->move = moves_scan(root, e, m->u.var) == MOVE_LAST;
+                m->move = moves_scan(root, e, m->u.var, fn == NULL) == MOVE_LAST;
         }
         return;
     case IR_TUPLE:
