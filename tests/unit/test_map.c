@@ -7,6 +7,9 @@
 
 #include "test.h"
 #include "stc.h"
+#include "ir/resolve.h"
+#include "lang/lang.h"
+#include "util/diag.h"
 #include "value/map.h"
 #include "value/value.h"
 
@@ -216,4 +219,73 @@ TEST(map_builder)
     free(j);
     stc_result_free(res);
     stc_program_free(prog);
+}
+
+/* The move marks of put/remove/update (ir/moves.c): in textual order of
+ * the calls, whether each one's map variable is taken over. */
+static void moves_collect(const ir_expr *e, char *out, size_t cap)
+{
+    if (!e) return;
+    if (e->kind == IR_CALL) {
+        for (int i = 0; i < e->u.call.nargs; i++) moves_collect(e->u.call.args[i], out, cap);
+        int b = e->u.call.callee.index;
+        if (e->u.call.kind == CALL_BUILTIN && (b == BI_PUT || b == BI_REMOVE || b == BI_UPDATE) &&
+            e->u.call.args[0]->kind == IR_VAR && strlen(out) + 1 < cap)
+            strcat(out, e->u.call.args[0]->move ? "M" : "-");
+        return;
+    }
+    if (e->kind == IR_TUPLE || e->kind == IR_LIST) {
+        for (int i = 0; i < e->u.agg.nitems; i++) moves_collect(e->u.agg.items[i], out, cap);
+        return;
+    }
+    if (e->kind == IR_CASE) {
+        moves_collect(e->a, out, cap);
+        for (int i = 0; i < e->u.cas.nalts; i++) moves_collect(e->u.cas.alts[i].body, out, cap);
+        return;
+    }
+    if (e->kind == IR_LAMBDA) { moves_collect(e->u.fn->body, out, cap); return; }
+    moves_collect(e->a, out, cap);
+    moves_collect(e->b, out, cap);
+    moves_collect(e->c, out, cap);
+}
+
+static void check_moves(const char *src, const char *want, bool thread_moves, int line)
+{
+    stc_diags *d = diags_new("t.stc", src, strlen(src));
+    ir_program *p = d ? lang_parse(src, strlen(src), "t.stc", NULL, d) : NULL;
+    if (p && !diags_any(d)) ir_resolve(p, d);
+    if (!p || diags_any(d)) {
+        test_fail(__FILE__, line, "does not resolve: %s", src);
+    } else {
+        char got[64] = "";
+        for (int i = 0; i < p->nfuns; i++) moves_collect(p->funs[i]->body, got, sizeof got);
+        moves_collect(p->main, got, sizeof got);
+        if (strcmp(got, want) != 0) test_fail(__FILE__, line, "moves %s, expected %s: %s", got, want, src);
+        if (p->nthreads > 0 && p->threads[0]->state_moves != thread_moves)
+            test_fail(__FILE__, line, "thread state_moves %d, expected %d", p->threads[0]->state_moves, thread_moves);
+    }
+    ir_program_free(p);
+    stc_diags_free(d);
+}
+
+TEST(map_moves_last_use)
+{
+    /* a chain of lets: each map's last use */
+    check_moves("main = let a = put({}, 1, 1) in let b = put(a, 2, 2) in remove(b, 1)", "MM", false, __LINE__);
+    /* used after, or beside (a borrowed operand) */
+    check_moves("main = let a = {1: 1} in (put(a, 2, 2), a)", "-", false, __LINE__);
+    check_moves("main = let a = {1: 1} in let b = put(a, 2, 2) in len(a)", "-", false, __LINE__);
+    check_moves("fun f(m) = put(m, 1, get(m, 1, 0) + 1)\nmain = f({})", "M", false, __LINE__);
+    check_moves("fun f(m, k) = if has(m, k) then put(m, k, 1) else remove(m, 0)\nmain = f({}, 1)", "MM", false, __LINE__);
+    check_moves("fun f(m) = let x = get(m, 1, 0) in put(m, 1, x)\nmain = f({})", "M", false, __LINE__);
+    /* in main an earlier let's use counts (lets run as tasks) */
+    check_moves("main = let m = {1: 1} in let x = get(m, 1, 0) in put(m, 1, x)", "-", false, __LINE__);
+    /* a captured map never moves */
+    check_moves("fun f(m) = smap(fn k => put(m, k, 1), [1, 2])\nmain = f({})", "-", false, __LINE__);
+    /* a thread's map state: lent to each call unless the thread is read-only or calls threads */
+    check_moves("fun c(w, m) = ((), update(m, w, 0, fn n => n + 1))\nthread t = c init {}\nmain = t(\"a\")",
+                "M", true, __LINE__);
+    check_moves("fun c(w, m) = (get(m, w, 0), m)\nthread t = c init {}\nmain = t(\"a\")", "", false, __LINE__);
+    check_moves("fun c(w, m) = (u(w), put(m, w, 1))\nfun d(x, s) = (x, s)\nthread t = c init {}\n"
+                "thread u = d init 0\nmain = t(1)", "M", false, __LINE__);
 }
