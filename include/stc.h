@@ -83,7 +83,8 @@ typedef enum stc_tag {
     STC_T_INL,
     STC_T_INR,
     STC_T_FUNC,  /* a function value (closure); internal representation */
-    STC_T_USER   /* an opaque user object with a destructor */
+    STC_T_USER,  /* an opaque user object with a destructor */
+    STC_T_MAP    /* a map {K: V} (stc_map_*) */
 } stc_tag;
 
 typedef struct stc_obj stc_obj; /* opaque heap object */
@@ -120,10 +121,43 @@ void stc_value_release(stc_value v);
  * long as the value they came from. */
 bool stc_value_is_valid(stc_value v);
 const char *stc_value_str(stc_value v, size_t *len); /* NUL-terminated; NULL if not a str */
-size_t stc_value_len(stc_value v);                    /* items of a list/tuple, bytes of a str */
+size_t stc_value_len(stc_value v);                    /* items of a list/tuple/map, bytes of a str */
 stc_value stc_value_at(stc_value v, size_t i);        /* borrowed item of list/tuple; INVALID if out of range */
 stc_value stc_value_payload(stc_value v);             /* borrowed payload of inl/inr */
 void *stc_value_user(stc_value v);                    /* pointer of a user object, else NULL */
+
+/* Maps ({K: V}): immutable like every value, ordered by key (the key
+ * order of docs/LANGUAGE.md: ints numerically, floats by IEEE totalOrder,
+ * strings bytewise, tuples and lists lexicographically, ...).  Keys are
+ * values without functions inside; all keys of one map have one type.
+ *   stc_map_new()              an empty map (INVALID when out of memory).
+ *   stc_map_put(m, k, v)       m with k bound to v; consumes m, k and v and
+ *                              returns the new map (INVALID on failure, with
+ *                              everything released).  When the caller held
+ *                              m's only reference the map is updated in
+ *                              place, in O(log n); else m stays unchanged
+ *                              and shares all but O(log n) of its nodes.
+ *   stc_map_remove(m, k)       m without k (unchanged if absent); consumes
+ *                              m, borrows k.
+ *   stc_map_get(m, k)          the value at k, borrowed; INVALID if absent.
+ *   stc_map_len(m)             the number of keys (0 if m is not a map).
+ * Iterate in ascending key order with an iterator that borrows m (which
+ * must stay alive meanwhile); k and v are borrowed:
+ *   stc_map_iter it; stc_map_iter_init(&it, m);
+ *   while (stc_map_iter_next(&it, &k, &v)) ...
+ * C threads take and return maps like any other value ("{str: int}" in a
+ * type string). */
+stc_value stc_map_new(void);
+stc_value stc_map_put(stc_value m, stc_value k, stc_value v);
+stc_value stc_map_remove(stc_value m, stc_value k);
+stc_value stc_map_get(stc_value m, stc_value k);
+size_t stc_map_len(stc_value m);
+typedef struct stc_map_iter {
+    const void *stack[96]; /* private */
+    int top;
+} stc_map_iter;
+void stc_map_iter_init(stc_map_iter *it, stc_value m);
+bool stc_map_iter_next(stc_map_iter *it, stc_value *k, stc_value *v);
 
 /* Structural equality (floats compare with ==, so NaN != NaN, even for a
  * value compared with itself).  Time linear in the objects of a and b, not
@@ -261,6 +295,9 @@ stc_b_expr *stc_b_let(stc_builder *b, const char *name, stc_b_expr *value,
                       stc_b_expr *(*body)(stc_builder *b, stc_b_var *var, void *ud), void *ud);
 stc_b_expr *stc_b_tuple(stc_builder *b, size_t n, stc_b_expr *const *items);
 stc_b_expr *stc_b_list(stc_builder *b, size_t n, stc_b_expr *const *items);
+/* The map literal {keys[0]: vals[0], ...} (later entries win); the map
+ * builtins (get, put, update, keys, ...) are called with stc_b_call. */
+stc_b_expr *stc_b_map(stc_builder *b, size_t n, stc_b_expr *const *keys, stc_b_expr *const *vals);
 stc_b_expr *stc_b_inl(stc_builder *b, stc_b_expr *e);
 stc_b_expr *stc_b_inr(stc_builder *b, stc_b_expr *e);
 /* op is one of "||" "&&" "==" "!=" "<" "<=" ">" ">=" "+" "-" "*" "/" "%" */

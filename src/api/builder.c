@@ -142,6 +142,35 @@ static stc_b_expr *builder_agg(stc_builder *b, ir_kind kind, size_t n, stc_b_exp
 stc_b_expr *stc_b_tuple(stc_builder *b, size_t n, stc_b_expr *const *items) { return builder_agg(b, IR_TUPLE, n, items); }
 stc_b_expr *stc_b_list(stc_builder *b, size_t n, stc_b_expr *const *items) { return builder_agg(b, IR_LIST, n, items); }
 
+/* {keys[i]: vals[i], ...}: like the parser, to_map([(k, v), ...]) with the
+ * builtin itself as callee. */
+stc_b_expr *stc_b_map(stc_builder *b, size_t n, stc_b_expr *const *keys, stc_b_expr *const *vals)
+{
+    if (!builder_ready(b)) return NULL;
+    if (n > 0 && (!keys || !vals)) return builder_fail(b, "stc_b_map: NULL key or value array");
+    if (n > (size_t)1 << 30) return builder_fail(b, "too many items");
+    ir_expr **pairs = ir_array(b->p, n, sizeof *pairs);
+    if (!pairs) return builder_fail(b, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!keys[i] || !vals[i]) return builder_fail(b, "stc_b_map: NULL key or value");
+        stc_b_expr *kv[2] = {keys[i], vals[i]};
+        stc_b_expr *pair = builder_agg(b, IR_TUPLE, 2, kv);
+        if (!pair) return NULL;
+        pairs[i] = B_IR(pair);
+    }
+    ir_expr *list = builder_node(b, IR_LIST), *call = builder_node(b, IR_CALL);
+    ir_expr **args = ir_array(b->p, 1, sizeof *args);
+    if (!list || !call || !args) return builder_fail(b, "out of memory");
+    list->u.agg.items = pairs;
+    list->u.agg.nitems = (int)n;
+    args[0] = list;
+    call->u.call.kind = CALL_BUILTIN;
+    call->u.call.callee.index = BI_TO_MAP;
+    call->u.call.args = args;
+    call->u.call.nargs = 1;
+    return B_EXPR(call);
+}
+
 static stc_b_expr *builder_unary(stc_builder *b, ir_kind kind, stc_b_expr *x)
 {
     if (!builder_ready(b)) return NULL;

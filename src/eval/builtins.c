@@ -148,6 +148,7 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
     case BI_LEN:
         if (a[0].tag == STC_T_LIST) *out = stc_value_int((int64_t)val_seq_len(a[0]));
         else if (a[0].tag == STC_T_STR) *out = stc_value_int((int64_t)val_as_str(a[0])->len);
+        else if (a[0].tag == STC_T_MAP) *out = stc_value_int((int64_t)stc_value_len(a[0]));
         else return eval_bad(cx, loc, "len");
         return 0;
     case BI_NTH: {
@@ -231,8 +232,10 @@ int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     ir_loc loc = e->u.call.callee_loc;
     int bi = e->u.call.callee.index;
-    if (bi < 0 || bi >= BI_COUNT_ || e->u.call.nargs != ir_builtins[bi].arity || e->u.call.nargs > 3)
+    if (bi < 0 || bi >= BI_COUNT_ || e->u.call.nargs != ir_builtins[bi].arity)
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
+    if (bi >= BI_GET && bi <= BI_TO_MAP) return eval_map_builtin(cx, e, fr, out);
+    if (e->u.call.nargs > 3) return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
     if (bi == BI_SMAP) return eval_smap(cx, e, fr, out);
     stc_value a[3] = {eval_unit, eval_unit, eval_unit};
     bool owned[3] = {false, false, false};

@@ -446,7 +446,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         } else if (rc == 0) {
             const char *saved = cx->thread;
             cx->thread = p->threads[thread]->name;
-            slots[fn->nparams - 1] = val_retain(cx->states[thread].value);
+            slots[fn->nparams - 1] = eval_state_take(cx, thread);
             stc_value pair;
             rc = eval_invoke(cx, fn, slots, loc, &pair);
             if (rc == 0) rc = eval_thread_result(cx, thread, pair, loc, out);

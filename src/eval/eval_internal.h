@@ -72,12 +72,20 @@ int eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, ir_lo
 int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
                      stc_value *out);
 
+/* Thread t's state for a call of its function: moved out of the state
+ * (left unit until eval_thread_result stores the next one) when t's calls
+ * never overlap (ir_thread.state_moves) and it is a map, so a map held by
+ * the thread alone is updated in place; else a new reference. */
+stc_value eval_state_take(eval_ctx *cx, int t);
+
 /* Completes a lang thread call: pair is the (out, s') its fun returned
  * (consumed); stores s' as thread t's state and out in *out. */
 int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out);
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+/* The map builtins (BI_GET .. BI_TO_MAP), call node e (maps.c). */
+int eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 /* The string builtins (words split str concat parse_int parse_float
  * try_int try_float) on their evaluated arguments a (borrowed), errors at
  * loc (strings.c). */

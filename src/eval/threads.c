@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "eval/eval_internal.h"
+#include "value/map.h"
 #include "util/buf.h"
 #include "value/result.h"
 
@@ -64,12 +65,21 @@ static bool eval_has_type(eval_type_walk *w, stc_value v, ir_type *ty)
     case TY_SUM:
         if (v.tag != STC_T_INL && v.tag != STC_T_INR) return false;
         break;
+    case TY_MAP:
+        if (v.tag != STC_T_MAP) return false;
+        break;
     default: return false;
     }
     bool memo = ++w->steps >= VAL_MEMO_AFTER && val_obj_shared(v.as.obj);
     if (memo && val_memo_get(&w->memo, v.as.obj, ty, NULL, NULL)) return true;
     bool ok = true;
-    if (ty->kind == TY_LIST) {
+    if (ty->kind == TY_MAP) {
+        val_map_iter it;
+        val_map_iter_init(&it, v);
+        stc_value k, x;
+        while (ok && val_map_iter_next(&it, &k, &x))
+            ok = eval_has_type(w, k, ty->args[0]) && eval_has_type(w, x, ty->args[1]);
+    } else if (ty->kind == TY_LIST) {
         for (size_t i = 0; ok && i < val_seq_len(v); i++) ok = eval_has_type(w, val_seq_items(v)[i], ty->args[0]);
     } else if (ty->kind == TY_TUPLE) {
         for (int i = 0; ok && i < ty->n; i++) ok = eval_has_type(w, val_seq_items(v)[i], ty->args[i]);
@@ -103,6 +113,15 @@ static bool eval_same_value(stc_value a, stc_value b)
     }
 }
 
+stc_value eval_state_take(eval_ctx *cx, int t)
+{
+    eval_tstate *st = &cx->states[t];
+    if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return stc_value_retain(st->value);
+    stc_value v = st->value;
+    st->value = eval_unit; /* until eval_thread_result stores the new state */
+    return v;
+}
+
 int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out)
 {
     *out = eval_unit;
@@ -133,7 +152,6 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
 {
     const ir_program *p = cx->p;
     const ir_thread *th = p->threads[t];
-    eval_tstate *st = &cx->states[t];
     if (th->fun < 0 || th->fun >= p->nfuns || th->ninputs < 0) {
         for (size_t i = 0; i < nargs; i++) val_release(args[i]);
         return eval_error(cx, STC_ERUNTIME, loc, "internal error: unbound thread '%s'", th->name);
@@ -147,7 +165,7 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
     int rc = eval_adapt_args(cx, th->name, k, nargs, args, full, loc);
     stc_value pair = eval_unit;
     if (rc == 0) {
-        full[k] = val_retain(st->value); /* the state as of this call */
+        full[k] = eval_state_take(cx, t); /* the state as of this call */
         rc = eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
     }
     if (full != small) free(full);

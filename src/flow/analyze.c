@@ -48,15 +48,18 @@ bool flow_set_empty(const flow_info *fi, flow_set s)
     return true;
 }
 
-/* A call of a builtin that calls its function argument (args[0]), like
+/* A call of a builtin that calls its function argument (args[0]; update:
+ * args[3]), like
  * fold and filter, when that argument is not a lambda or a top-level
  * function written there: a function value, which could call anything.
  * (A written one is covered by walking the argument itself.) */
 static bool flow_calls_unknown_arg(const ir_expr *e)
 {
     int idx = e->u.call.callee.index;
-    if (idx != BI_FOLD && idx != BI_FILTER) return false;
-    const ir_expr *f = e->u.call.nargs > 0 ? e->u.call.args[0] : NULL;
+    const ir_expr *f;
+    if (idx == BI_FOLD || idx == BI_FILTER) f = e->u.call.nargs > 0 ? e->u.call.args[0] : NULL;
+    else if (idx == BI_UPDATE) f = e->u.call.nargs == 4 ? e->u.call.args[3] : NULL; /* update(m, k, d, f) */
+    else return false;
     return !f || (f->kind != IR_LAMBDA && f->kind != IR_FUNREF);
 }
 
@@ -181,7 +184,7 @@ static bool flow_scan(const flow_info *fi, const ir_expr *e, bool calls)
         int idx = e->u.call.callee.index;
         switch (e->u.call.kind) {
         case CALL_BUILTIN:
-            if (idx == BI_SMAP || (calls && (idx == BI_SIN_ITER || idx == BI_FOLD || idx == BI_FILTER))) return true;
+            if (idx == BI_SMAP || (calls && (idx == BI_SIN_ITER || idx == BI_FOLD || idx == BI_FILTER || idx == BI_UPDATE))) return true;
             if (flow_calls_unknown_arg(e)) return true; /* through a value: anything */
             break;
         case CALL_FUN:

@@ -198,6 +198,13 @@ static void ir_type_print(buf *b, ir_type *t, int depth, bool atom)
         }
         buf_putc(b, ')');
         break;
+    case TY_MAP:
+        buf_putc(b, '{');
+        ir_type_print(b, t->args[0], depth + 1, false);
+        buf_puts(b, ": ");
+        ir_type_print(b, t->args[1], depth + 1, false);
+        buf_putc(b, '}');
+        break;
     case TY_SUM:
     case TY_FUN:
         if (atom) buf_putc(b, '(');
@@ -243,6 +250,9 @@ const ir_builtin_info ir_builtins[BI_COUNT_] = {
     [BI_ABS] = {"abs", 1}, [BI_MIN] = {"min", 2}, [BI_MAX] = {"max", 2}, [BI_SQRT] = {"sqrt", 1},
     [BI_FLOOR] = {"floor", 1}, [BI_CEIL] = {"ceil", 1}, [BI_POW] = {"pow", 2}, [BI_EXP] = {"exp", 1},
     [BI_LOG] = {"log", 1},
+    [BI_GET] = {"get", 3}, [BI_LOOKUP] = {"lookup", 2}, [BI_HAS] = {"has", 2}, [BI_PUT] = {"put", 3},
+    [BI_REMOVE] = {"remove", 2}, [BI_UPDATE] = {"update", 4}, [BI_KEYS] = {"keys", 1},
+    [BI_VALUES] = {"values", 1}, [BI_ITEMS] = {"items", 1}, [BI_TO_MAP] = {"to_map", 1},
 };
 
 int ir_builtin_lookup(const char *name)

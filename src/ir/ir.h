@@ -41,7 +41,8 @@ typedef enum ir_type_kind {
     TY_LIST,  /* args[0] = element */
     TY_TUPLE, /* n >= 2 items in args */
     TY_SUM,   /* args[0] + args[1] */
-    TY_FUN    /* args[0] -> args[1] */
+    TY_FUN,   /* args[0] -> args[1] */
+    TY_MAP    /* {args[0]: args[1]}; the key type holds no function */
 } ir_type_kind;
 
 /* Constraints a TY_VAR carries (resolved when it is bound or defaulted). */
@@ -49,13 +50,13 @@ enum {
     TYF_NUM = 1u, /* int or float: + - * / unary - */
     TYF_ORD = 2u, /* int, float or str: < <= > >= */
     TYF_EQ = 4u,  /* no function inside: == != and literal case patterns */
-    TYF_SIZED = 8u /* list or str: len (added by types.c; defaults to [unit], or str with ORD) */
+    TYF_SIZED = 8u /* list, str or map: len (added by types.c; defaults to [unit], or str with ORD) */
 };
 
 typedef struct ir_type ir_type;
 struct ir_type {
     ir_type_kind kind;
-    int n;            /* number of args: LIST 1, TUPLE n, SUM 2, FUN 2 */
+    int n;            /* number of args: LIST 1, TUPLE n, SUM 2, FUN 2, MAP 2 */
     ir_type **args;
     /* TY_VAR only: */
     ir_type *ref;     /* bound type, or NULL while free */
@@ -168,6 +169,17 @@ typedef enum ir_builtin {
     BI_POW,         /* pow(x, y) : (float, float) -> float */
     BI_EXP,         /* exp(x) : float -> float */
     BI_LOG,         /* log(x) : float -> float, natural */
+    /* maps (src/eval/maps.c; types in src/ir/types_maps.c); one block */
+    BI_GET,     /* get(m, k, d) : ({K: V}, K, V) -> V */
+    BI_LOOKUP,  /* lookup(m, k) : ({K: V}, K) -> V + unit */
+    BI_HAS,     /* has(m, k) : ({K: V}, K) -> bool */
+    BI_PUT,     /* put(m, k, v) : ({K: V}, K, V) -> {K: V} */
+    BI_REMOVE,  /* remove(m, k) : ({K: V}, K) -> {K: V} */
+    BI_UPDATE,  /* update(m, k, d, f) : ({K: V}, K, V, V -> V) -> {K: V} */
+    BI_KEYS,    /* keys(m) : {K: V} -> [K] */
+    BI_VALUES,  /* values(m) : {K: V} -> [V] */
+    BI_ITEMS,   /* items(m) : {K: V} -> [(K, V)] */
+    BI_TO_MAP,  /* to_map(ps) : [(K, V)] -> {K: V}; also what a literal {k: v, ...} is */
     BI_COUNT_
 } ir_builtin;
 
@@ -204,6 +216,8 @@ struct ir_expr {
     ir_kind kind;
     ir_loc loc;
     ir_type *type;        /* (types_check) */
+    bool move;            /* IR_VAR as the map of put/remove/update: the variable's last
+                             use, its value may be moved out of the frame (ir_mark_moves) */
     ir_expr *a, *b, *c;   /* sub-expressions, per kind above */
     union {
         stc_value lit;    /* IR_LIT: owned via an arena_on_free hook */
@@ -285,6 +299,10 @@ typedef struct ir_thread {
     ir_type *state_type; /* C thread without a declared state_type: unit */
     stc_access access;   /* declared (C) or inferred (lang; STC_WRITES until the
                             flow compiler's analysis refines it) */
+    bool state_moves;    /* (ir_mark_moves) THREAD_LANG whose function calls no thread
+                            and no function value, and not read-only (every path
+                            returning the state): its calls never overlap, so its state
+                            is moved into each call and a map state updated in place */
 } ir_thread;
 
 typedef struct ir_program {

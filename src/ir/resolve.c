@@ -616,5 +616,6 @@ int ir_resolve(ir_program *p, stc_diags *d)
     free(r.scope);
     free(r.fun_thread);
     free(r.edges);
+    if (ok && !r.failed && !r.oom) ir_mark_moves(p);
     return ok && !r.failed && !r.oom ? 0 : -1;
 }

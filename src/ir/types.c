@@ -230,6 +230,16 @@ static ir_type *types_builtin(types_ck *ck, ir_expr *e)
     case BI_CONCAT: in[0] = in[1] = ck->t_str, res = ck->t_str; break;
     case BI_PARSE_INT: in[0] = ck->t_str, res = ck->t_int; break;
     case BI_PARSE_FLOAT: in[0] = ck->t_str, res = ck->t_float; break;
+    case BI_GET:
+    case BI_LOOKUP:
+    case BI_HAS:
+    case BI_PUT:
+    case BI_REMOVE:
+    case BI_UPDATE:
+    case BI_KEYS:
+    case BI_VALUES:
+    case BI_ITEMS:
+    case BI_TO_MAP: return types_map_builtin(ck, e);
     default:
         if (types_lib_signature(ck, b, in, &res)) break;
         if (!ck->oom) types_error(ck, loc, "unknown builtin");

@@ -65,6 +65,7 @@ static ir_type *types_node2(types_ck *ck, ir_type_kind kind, ir_type *a, ir_type
 ir_type *types_list(types_ck *ck, ir_type *elem) { return types_node2(ck, TY_LIST, elem, NULL); }
 ir_type *types_fun(types_ck *ck, ir_type *arg, ir_type *res) { return types_node2(ck, TY_FUN, arg, res); }
 ir_type *types_sum(types_ck *ck, ir_type *l, ir_type *r) { return types_node2(ck, TY_SUM, l, r); }
+ir_type *types_map(types_ck *ck, ir_type *k, ir_type *v) { return types_node2(ck, TY_MAP, k, v); }
 
 ir_type *types_pack(types_ck *ck, int n, ir_type **items)
 {
@@ -139,7 +140,7 @@ static int types_check_flags(types_ck *ck, unsigned flags, const char *origin, i
     unsigned bad = 0;
     if ((flags & TYF_NUM) && k != TY_INT && k != TY_FLOAT) bad = TYF_NUM;
     else if ((flags & TYF_ORD) && k != TY_INT && k != TY_FLOAT && k != TY_STR) bad = TYF_ORD;
-    else if ((flags & TYF_SIZED) && k != TY_LIST && k != TY_STR) bad = TYF_SIZED;
+    else if ((flags & TYF_SIZED) && k != TY_LIST && k != TY_STR && k != TY_MAP) bad = TYF_SIZED;
     else if ((flags & TYF_EQ) && k == TY_FUN) bad = TYF_EQ;
     if (bad) {
         ck->u_flag = bad;
@@ -340,6 +341,13 @@ static void types_print(buf *b, types_names *nm, ir_type *t, int depth, bool ato
             types_print(b, nm, t->args[i], depth + 1, false);
         }
         buf_putc(b, ')');
+        break;
+    case TY_MAP:
+        buf_putc(b, '{');
+        types_print(b, nm, t->args[0], depth + 1, false);
+        buf_puts(b, ": ");
+        types_print(b, nm, t->args[1], depth + 1, false);
+        buf_putc(b, '}');
         break;
     case TY_SUM:
     case TY_FUN:

@@ -51,6 +51,9 @@ ir_type *types_fresh_flag(types_ck *ck, unsigned flags, const char *origin);
 ir_type *types_list(types_ck *ck, ir_type *elem);
 ir_type *types_fun(types_ck *ck, ir_type *arg, ir_type *res);
 ir_type *types_sum(types_ck *ck, ir_type *l, ir_type *r);
+ir_type *types_map(types_ck *ck, ir_type *k, ir_type *v);
+/* The type of a map builtin's call e (BI_GET .. BI_TO_MAP; types_maps.c). */
+ir_type *types_map_builtin(types_ck *ck, ir_expr *e);
 /* The tuple of items (n >= 2), the item (n == 1) or unit (n == 0). */
 ir_type *types_pack(types_ck *ck, int n, ir_type **items);
 ir_type *types_tuple_fresh(types_ck *ck, int n);

@@ -14,6 +14,7 @@ static const char *const lex_names[TOK_COUNT_] = {
     [TOK_OF] = "'of'", [TOK_FN] = "'fn'", [TOK_INL] = "'inl'", [TOK_INR] = "'inr'",
     [TOK_NOT] = "'not'", [TOK_TRUE] = "'true'", [TOK_FALSE] = "'false'", [TOK_INIT] = "'init'",
     [TOK_LPAREN] = "'('", [TOK_RPAREN] = "')'", [TOK_LBRACKET] = "'['", [TOK_RBRACKET] = "']'",
+    [TOK_LBRACE] = "'{'", [TOK_RBRACE] = "'}'",
     [TOK_COMMA] = "','", [TOK_COLON] = "':'", [TOK_ASSIGN] = "'='", [TOK_DARROW] = "'=>'",
     [TOK_BAR] = "'|'", [TOK_UNDERSCORE] = "'_'", [TOK_OROR] = "'||'", [TOK_ANDAND] = "'&&'",
     [TOK_EQ] = "'=='", [TOK_NE] = "'!='", [TOK_LT] = "'<'", [TOK_LE] = "'<='", [TOK_GT] = "'>'",
@@ -376,6 +377,8 @@ static lex_kind lex_punct(lexer *lx, int c)
     case ')': k = TOK_RPAREN; break;
     case '[': k = TOK_LBRACKET; break;
     case ']': k = TOK_RBRACKET; break;
+    case '{': k = TOK_LBRACE; break;
+    case '}': k = TOK_RBRACE; break;
     case ',': k = TOK_COMMA; break;
     case ':': k = TOK_COLON; break;
     case '+': k = TOK_PLUS; break;

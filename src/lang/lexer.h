@@ -45,6 +45,8 @@ typedef enum lex_kind {
     TOK_RPAREN,   /* ) */
     TOK_LBRACKET, /* [ */
     TOK_RBRACKET, /* ] */
+    TOK_LBRACE,   /* { */
+    TOK_RBRACE,   /* } */
     TOK_COMMA,    /* , */
     TOK_COLON,    /* : */
     TOK_ASSIGN,   /* = */

@@ -184,6 +184,49 @@ static ir_expr *parse_list(parser *ps)
     return e;
 }
 
+/* A map literal {k: v, ...} is to_map([(k, v), ...]) (the builtin itself,
+ * whatever the program names to_map): items in order, later keys win. */
+static ir_expr *parse_map(parser *ps)
+{
+    ir_loc loc = parse_loc(&ps->tok);
+    parse_advance(ps);
+    ir_expr **items = NULL;
+    int n = 0, cap = 0;
+    if (!parse_accept(ps, TOK_RBRACE)) {
+        for (;;) {
+            ir_loc iloc = parse_loc(&ps->tok);
+            ir_expr *k = parse_expr(ps);
+            if (!k || !parse_expect(ps, TOK_COLON, "':' after the map key")) return NULL;
+            ir_expr *v = parse_expr(ps);
+            if (!v) return NULL;
+            ir_expr *pair = ir_expr_new(ps->p, IR_TUPLE, iloc);
+            ir_expr **kv = pair ? ir_array(ps->p, 2, sizeof *kv) : NULL;
+            if (!kv) return parse_nomem(ps);
+            kv[0] = k;
+            kv[1] = v;
+            pair->u.agg.items = kv;
+            pair->u.agg.nitems = 2;
+            if (!(items = parse_grow(ps, items, n, &cap, sizeof *items))) return NULL;
+            items[n++] = pair;
+            if (!parse_accept(ps, TOK_COMMA)) break;
+        }
+        if (!parse_expect(ps, TOK_RBRACE, "'}' after the map items")) return NULL;
+    }
+    ir_expr *list = ir_expr_new(ps->p, IR_LIST, loc);
+    ir_expr *call = ir_expr_new(ps->p, IR_CALL, loc);
+    ir_expr **args = call ? ir_array(ps->p, 1, sizeof *args) : NULL;
+    if (!list || !args) return parse_nomem(ps);
+    list->u.agg.items = items;
+    list->u.agg.nitems = n;
+    args[0] = list;
+    call->u.call.kind = CALL_BUILTIN;
+    call->u.call.callee.index = BI_TO_MAP;
+    call->u.call.callee_loc = loc;
+    call->u.call.args = args;
+    call->u.call.nargs = 1;
+    return call;
+}
+
 /* NAME or NAME(args). */
 static ir_expr *parse_name(parser *ps)
 {
@@ -424,6 +467,7 @@ static ir_expr *parse_primary(parser *ps)
     case TOK_FALSE: return parse_scalar(ps, stc_value_bool(false));
     case TOK_LPAREN: return parse_paren(ps);
     case TOK_LBRACKET: return parse_list(ps);
+    case TOK_LBRACE: return parse_map(ps);
     case TOK_IDENT: return parse_name(ps);
     case TOK_LET: return parse_let(ps);
     case TOK_IF: return parse_if(ps);

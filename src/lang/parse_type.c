@@ -2,7 +2,7 @@
  *
  *   type := sum ['->' type]          right-associative, loosest
  *   sum  := atom {'+' atom}          left-associative
- *   atom := int | float | bool | str | unit | '[' type ']'
+ *   atom := int | float | bool | str | unit | '[' type ']' | '{' type ':' type '}'
  *         | '(' type ')' | '(' type ',' type {',' type} ')'
  * The scalar type names are ordinary identifiers (int and float are also
  * builtin functions), recognised only here.
@@ -16,6 +16,36 @@ static ir_type *parse_type_node(parser *ps, ir_type_kind kind, int n)
 {
     ir_type *t = ir_type_new(ps->p, kind, n);
     return t ? t : parse_nomem(ps);
+}
+
+static bool parse_type_has_fun(const ir_type *t)
+{
+    if (t->kind == TY_FUN) return true;
+    for (int i = 0; i < t->n; i++)
+        if (parse_type_has_fun(t->args[i])) return true;
+    return false;
+}
+
+/* '{' key ':' value '}': a key type with a function inside is an error
+ * (keys are compared and ordered). */
+static ir_type *parse_type_map(parser *ps)
+{
+    parse_advance(ps);
+    ir_loc kloc = parse_loc(&ps->tok);
+    ir_type *k = parse_type(ps);
+    if (!k || !parse_expect(ps, TOK_COLON, "':' after the map key type")) return NULL;
+    ir_type *v = parse_type(ps);
+    if (!v || !parse_expect(ps, TOK_RBRACE, "'}' after the map value type")) return NULL;
+    if (parse_type_has_fun(k)) {
+        parse_error_at(ps, kloc.line, kloc.col, "a map key type cannot contain a function");
+        return NULL;
+    }
+    ir_type *m = parse_type_node(ps, TY_MAP, 2);
+    if (m) {
+        m->args[0] = k;
+        m->args[1] = v;
+    }
+    return m;
 }
 
 static ir_type *parse_type_atom(parser *ps)
@@ -43,6 +73,7 @@ static ir_type *parse_type_atom(parser *ps)
         if (l) l->args[0] = elem;
         return l;
     }
+    if (t->kind == TOK_LBRACE) return parse_type_map(ps);
     if (!parse_accept(ps, TOK_LPAREN)) return parse_expected(ps, "a type");
     ir_type **items = NULL;
     int n = 0, cap = 0;

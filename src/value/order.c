@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "value/map.h"
 #include "value/value.h"
 
 typedef struct val_ord_frame {
@@ -72,6 +73,7 @@ static int val_ord_step(val_ord *q, stc_value a, stc_value b, val_ord_frame *f)
         *f = (val_ord_frame){&((const val_box *)a.as.obj)->v, &((const val_box *)b.as.obj)->v, 1, 1, 0,
                              a.as.obj, b.as.obj};
         break;
+    case STC_T_MAP: return val_key_compare(a, b); /* by their items (map.c) */
     default: return 0; /* unit; functions and user objects are not ordered (the types exclude them) */
     }
     q->steps++;

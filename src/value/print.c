@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/utf8.h"
+#include "value/map.h"
 #include "value/value.h"
 
 void val_print_float(buf *b, double f)
@@ -87,6 +88,8 @@ static void val_print_int(buf *b, int64_t i)
     buf_put(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
+static void val_print_map(buf *b, stc_value m, bool json, int depth, size_t end);
+
 /* Prints v at nesting depth `depth`; stops early (leaving a partial text)
  * once b fails or grows past end, so the work is bounded by the limit
  * however large the value's text would be. */
@@ -141,7 +144,36 @@ static void val_print(buf *b, stc_value v, bool json, int depth, size_t end)
     }
     case STC_T_FUNC: buf_puts(b, json ? "\"<fn>\"" : "<fn>"); break;
     case STC_T_USER: buf_puts(b, json ? "\"<object>\"" : "<object>"); break;
+    case STC_T_MAP: val_print_map(b, v, json, depth, end); break;
     }
+}
+
+/* {k: v, ...} in key order; in JSON an object when the keys are strings
+ * (all keys of a map have one type, so the first tells), else an array of
+ * [k, v] arrays. */
+static void val_print_map(buf *b, stc_value m, bool json, int depth, size_t end)
+{
+    val_map_iter it;
+    val_map_iter_init(&it, m);
+    stc_value k, v;
+    bool first = true, object = !json;
+    while (val_map_iter_next(&it, &k, &v)) {
+        if (val_print_stop(b, end)) return;
+        if (first) {
+            object = !json || k.tag == STC_T_STR;
+            buf_putc(b, object ? '{' : '[');
+        } else {
+            buf_puts(b, ", ");
+        }
+        first = false;
+        if (!object) buf_putc(b, '[');
+        val_print(b, k, json, depth + 1, end);
+        buf_puts(b, object ? ": " : ", ");
+        val_print(b, v, json, depth + 1, end);
+        if (!object) buf_putc(b, ']');
+    }
+    if (first) buf_putc(b, '{'); /* empty: {} in text and JSON */
+    buf_putc(b, object || first ? '}' : ']');
 }
 
 /* ---- A lower bound of the printed size -----------------------------------------
@@ -228,6 +260,7 @@ static size_t val_print_lower_bound(stc_value v, bool json, size_t max)
                 break;
             case STC_T_FUNC: add = 4; break;
             case STC_T_USER: add = 8; break;
+            case STC_T_MAP: add = 2; break; /* its braces: a lower bound */
             }
         }
         if (leaf) {

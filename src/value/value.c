@@ -2,6 +2,7 @@
 #include "value/value.h"
 
 #include "value/cache.h"
+#include "value/map.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,7 @@ void val_obj_free(stc_obj *o)
         for (size_t i = 0; i < f->ncaps; i++) val_release(f->caps[i]);
         break;
     }
+    case STC_T_MAP: val_map_destroy((val_map *)o); break;
     default: break;
     }
     val_block_free(o, o->cls);
@@ -189,7 +191,12 @@ void val_mark_shared(stc_value v)
     st[top++] = v.as.obj;
     while (top > 0) {
         size_t n;
-        const stc_value *kids = val_obj_children(st[--top], &n);
+        stc_obj *o = st[--top];
+        if (o->tag == STC_T_MAP) { /* its nodes are always counted atomically; */
+            val_map_mark_items((const val_map *)o); /* its keys and values are marked */
+            continue;
+        }
+        const stc_value *kids = val_obj_children(o, &n);
         for (size_t i = 0; i < n; i++) {
             if (!val_is_heap(kids[i]) || val_obj_is_shared(kids[i].as.obj)) continue;
             if (top == cap) {
@@ -223,6 +230,7 @@ size_t stc_value_len(stc_value v)
     case STC_T_STR: return val_as_str(v)->len;
     case STC_T_LIST:
     case STC_T_TUPLE: return val_seq_len(v);
+    case STC_T_MAP: return val_map_len(v);
     default: return 0;
     }
 }
@@ -323,6 +331,7 @@ static int val_eq_step(val_eq *q, stc_value a, stc_value b, val_eq_frame *f)
         break;
     case STC_T_FUNC:
     case STC_T_USER: return a.as.obj == b.as.obj;
+    case STC_T_MAP: return val_map_equal(a, b); /* recursive per level of map nesting */
     default: return VAL_EQ_FALSE;
     }
     q->steps++;

@@ -51,6 +51,20 @@ for seed in (4, 5):
     lines = [one(rng).translate(None, b"\n\r\x00\t") for _ in range(2000)]
     with open("in%d.txt" % seed, "wb") as f:
         f.write(b"".join(l + b"\n" for l in lines))
+# m1..m2.stc: maps with string keys (objects; distinct keys may decode to
+# one string: both stay, in key order) and with int keys (arrays of pairs)
+for seed in (1, 2):
+    rng = random.Random(100 + seed)
+    keys = [one(rng) for _ in range(300)] + [b"", b"a", b"a"]
+    lits = ['"' + "".join("\\x%02x" % c for c in k) + '"' for k in keys]
+    ints = [rng.randrange(-50, 50) for _ in range(200)]
+    with open("m%d.stc" % seed, "w") as f:
+        f.write("fun add(k, m) = ((), update(m, k, 0, fn n => n + 1))\nthread counts = add init {}\n"
+                "fun lits(u) = [" + ", ".join(lits) + "]\n"
+                "main = let u = smap(counts, lits(())) in (to_map(smap(fn i => (nth(lits(()), i), i), range(0, %d))), "
+                "to_map([" % len(keys) + ", ".join("(%d, %d)" % (k, i) for i, k in enumerate(ints)) + "]))\n")
+    with open("m%d.keys" % seed, "w") as f:
+        f.write(repr((keys, ints)))
 # the --trace case: a program file whose name is not UTF-8
 with open(b"p\xff\xe2\x82.stc", "wb") as f:
     f.write(open("p1.stc", "rb").read())
@@ -78,6 +92,15 @@ for seed in 1 2 3; do
         n=$((n + 1))
         # shellcheck disable=SC2086
         case_run program p$seed.stc out$n "run --json $mode, seed $seed" -- run --json $mode p$seed.stc
+    done
+done
+
+# ---- maps: objects for string keys, arrays of pairs otherwise -------------------
+for seed in 1 2; do
+    for mode in "--reference" "--workers 2"; do
+        n=$((n + 1))
+        # shellcheck disable=SC2086
+        case_run map m$seed.keys out$n "maps, run --json $mode, seed $seed" -- run --json $mode m$seed.stc
     done
 done
 
@@ -112,6 +135,23 @@ for line in open("cases", "rb").read().split(b"\n")[:-1]:
         assert kind != "exit", "stc failed: " + dec(open(out + ".err", "rb").read()[:500])
         raw = open(out, "rb").read()
         raw.decode("utf-8")  # strict: the output itself is UTF-8
+        if kind == "map":
+            import ast
+            keys, ints = ast.literal_eval(open(src).read())
+            last = {k: i for i, k in enumerate(keys)}
+            count = {}
+            for k in keys: count[k] = count.get(k, 0) + 1
+            byint = {k: i for i, k in enumerate(ints)}
+            pairs = lambda d: [(dec(k), d[k]) for k in sorted(d)]  # bytewise order
+            want = [("result", [pairs(last), [[k, byint[k]] for k in sorted(byint)]]),
+                    ("states", [("counts", pairs(count))])]
+            lines = raw.split(b"\n")
+            assert lines[-1] == b"" and len(lines) == 2, "not exactly one line"
+            got = json.loads(lines[0], object_pairs_hook=list)
+            assert got == want, "maps differ"
+            assert len(set(dec(k) for k in keys)) < len(set(keys)), "a weak case: no keys decode alike"
+            passed += 1
+            continue
         if kind == "program":
             text = open(src, "rb").read().decode()
             items = [bytes(int(h, 16) for h in re.findall(r"\\x([0-9a-f]{2})", lit))

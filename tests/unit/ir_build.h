@@ -147,6 +147,13 @@ static inline void irb_type_put(char *out, size_t cap, irb_names *nm, ir_type *t
         }
         IRB_PUT(")");
         break;
+    case TY_MAP:
+        IRB_PUT("{");
+        irb_type_put(out, cap, nm, t->args[0], false);
+        IRB_PUT(": ");
+        irb_type_put(out, cap, nm, t->args[1], false);
+        IRB_PUT("}");
+        break;
     case TY_SUM:
     case TY_FUN:
         if (atom) IRB_PUT("(");

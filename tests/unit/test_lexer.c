@@ -253,11 +253,11 @@ TEST(lexer_unexpected_characters)
     /* one diagnostic for the bytes of one UTF-8 character */
     CHECK_LEX_ERR("x = \xc3\xa9t\xe2\x82\xac", 10, "x@1:1 =@1:3 t@1:7 EOF@1:8",
                   "1:5: unexpected character '\\xc3'; 1:8: unexpected character '\\xe2'");
-    CHECK_LEX_ERR("& ! ' \\ . ; { } @ # ~ ` ? ^", 27, "EOF@1:1",
+    CHECK_LEX_ERR("& ! ' \\ . ; $ $ @ # ~ ` ? ^", 27, "EOF@1:1",
                   "1:1: unexpected character '&'; 1:3: unexpected character '!'; "
                   "1:5: unexpected character '\\''; 1:7: unexpected character '\\\\'; "
                   "1:9: unexpected character '.'; 1:11: unexpected character ';'; "
-                  "1:13: unexpected character '{'; 1:15: unexpected character '}'; "
+                  "1:13: unexpected character '$'; 1:15: unexpected character '$'; "
                   "1:17: unexpected character '@'; 1:19: unexpected character '#'; "
                   "1:21: unexpected character '~'; 1:23: unexpected character '`'; "
                   "1:25: unexpected character '?'; 1:27: unexpected character '^'");

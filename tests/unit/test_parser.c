@@ -618,7 +618,7 @@ TEST(parser_error_recovery)
     CHECK_ERRORS("main = (\nmain + 1\nmain = 2\n", "3:1: expected ')' after the expression, found 'main'");
     CHECK_ERRORS("fun f(x) = )\nfun g(x) = ]\nfun h(x) = }\nfun k(x) = x\n",
                  "1:12: expected an expression, found ')'; 2:12: expected an expression, found ']'; "
-                 "3:12: unexpected character '}'");
+                 "3:12: expected an expression, found '}'");
     /* many errors: at most DIAG_MAX are kept */
     buf b = BUF_INIT;
     for (int i = 0; i < 200; i++) buf_puts(&b, "fun f( = 1\n");

@@ -1,0 +1,81 @@
+/* map.h - maps ({K: V}) as persistent AVL trees in key order, and the
+ * total order of keys (docs/LANGUAGE.md, maps; docs/DESIGN.md, map
+ * representation).
+ *
+ * A map value (STC_T_MAP) is a header holding the item count and the root
+ * of a binary search tree whose nodes carry their own reference counts, so
+ * trees share subtrees.  An update walks one path: a node held once (count
+ * 1) on that path is changed in place, a shared one is copied (its children
+ * then gain a reference), so putting into a map held by one reference costs
+ * O(log n) and no allocation beyond the new node, and putting into a
+ * shared map copies O(log n) nodes and leaves the original unchanged.
+ *
+ * Ownership: the functions taking a map "consumed" take over the caller's
+ * reference (the result reuses it when it was the only one); keys and
+ * values passed in are consumed as well, also on error. */
+#ifndef STC_VALUE_MAP_H
+#define STC_VALUE_MAP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "value/value.h"
+
+typedef struct val_map_node val_map_node;
+struct val_map_node {
+    atomic_size_t refs; /* atomic: shared nodes are released from any thread */
+    int height;                /* AVL: 1 for a leaf */
+    stc_value key, val;
+    val_map_node *left, *right;
+};
+
+typedef struct val_map {
+    stc_obj hdr;
+    size_t n;
+    val_map_node *root;
+} val_map;
+
+/* The total order of keys (and of sort): <0, 0, >0.  () ; false < true;
+ * ints numerically; floats by IEEE 754 totalOrder; strings bytewise (a
+ * proper prefix first); tuples and lists lexicographically (a proper
+ * prefix first); inl < inr, two of one side by their payloads; maps by
+ * their item lists.  Values of different tags (never met in a well-typed
+ * program except inl/inr) order by tag.  Reusable: any code ordering
+ * values of one type may call it. */
+int val_key_compare(stc_value a, stc_value b);
+
+/* An empty map; INVALID when out of memory. */
+stc_value val_map_new(void);
+static inline size_t val_map_len(stc_value m) { return ((const val_map *)m.as.obj)->n; }
+/* The value at key k (borrowed), or NULL. */
+const stc_value *val_map_find(stc_value m, stc_value k);
+/* m with k bound to v (m, k, v consumed); 0 or STC_ENOMEM (*out INVALID). */
+int val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out);
+/* m without k (m consumed, k borrowed); unchanged when k is absent. 0 or
+ * STC_ENOMEM. */
+int val_map_remove(stc_value m, stc_value k, stc_value *out);
+/* Whether a and b hold equal keys (val_key_compare) bound to equal values
+ * (stc_value_equal), in the same number. */
+bool val_map_equal(stc_value a, stc_value b);
+/* Frees the tree of a map whose header is being destroyed. */
+void val_map_destroy(val_map *m);
+/* val_mark_shared on every key and value of m (value.c marks m itself). */
+void val_map_mark_items(const val_map *m);
+/* Checks the tree's invariants (order, AVL heights and balance, the
+ * count): for tests. */
+bool val_map_check(stc_value m);
+
+/* In-order iteration: val_map_iter_init, then val_map_iter_next until it
+ * returns false; *k and *v are borrowed from the map, which must stay
+ * alive and unchanged meanwhile.  An AVL tree of n nodes has height below
+ * 1.45 log2(n + 2), so 96 levels hold any map memory can. */
+#define VAL_MAP_MAX_HEIGHT 96
+typedef struct val_map_iter {
+    const val_map_node *stack[VAL_MAP_MAX_HEIGHT];
+    int top;
+} val_map_iter;
+void val_map_iter_init(val_map_iter *it, stc_value m);
+bool val_map_iter_next(val_map_iter *it, stc_value *k, stc_value *v);
+
+#endif
