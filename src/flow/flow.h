@@ -19,8 +19,9 @@
  *     steps of each branch run only for items whose flag is set, and since
  *     every batch visits every stage in order the join is free.
  *
- * Analysis (analyze.c) says which threads an expression may write;
- * compile.c builds the plan; runtime.c holds the runtime object, exec.c
+ * Analysis (analyze.c) says which threads an expression may write and
+ * calls.c which functions are recursive; compile.c builds the plan, with
+ * calls to the other functions planned as their bodies in place; runtime.c holds the runtime object, exec.c
  * runs a plan's pipeline, steps.c its steps on each item, profiling.c
  * measures the stages; tasks.c runs tuples and let chains as tasks.  The
  * evaluator is reached only through eval/eval_runtime.h.
