@@ -133,7 +133,7 @@ static void seq_conditional(double out[][2], double st[2])
     }
 }
 
-#define ITEMS "fun items(n) = smap(fn i => 400.0 + 10.0 * float(i), range(0, n))\n"
+#define ITEMS "fun inputs(n) = smap(fn i => 400.0 + 10.0 * float(i), range(0, n))\n"
 #define THREADS(fn) "thread f = " fn " init 4.0\nthread h = " fn " init 3.0\n" ITEMS
 
 static const struct bench {
@@ -142,13 +142,13 @@ static const struct bench {
     void (*seq)(double out[][2], double st[2]);
     int pairs; /* items of the result are (f, h) pairs */
 } benches[] = {
-    {"comp_pure", THREADS("c_pure") "main = smap(fn x => h(f(x)), items(50))\n", seq_comp_pure, 0},
-    {"comp_read", THREADS("c_read") "main = smap(fn x => h(f(x)), items(50))\n", seq_comp_read, 0},
-    {"comp_write", THREADS("c_write") "main = smap(fn x => h(f(x)), items(50))\n", seq_comp_write, 0},
-    {"applicative", THREADS("c_write") "main = smap(fn x => (f(x), h(x)), items(50))\n",
+    {"comp_pure", THREADS("c_pure") "main = smap(fn x => h(f(x)), inputs(50))\n", seq_comp_pure, 0},
+    {"comp_read", THREADS("c_read") "main = smap(fn x => h(f(x)), inputs(50))\n", seq_comp_read, 0},
+    {"comp_write", THREADS("c_write") "main = smap(fn x => h(f(x)), inputs(50))\n", seq_comp_write, 0},
+    {"applicative", THREADS("c_write") "main = smap(fn x => (f(x), h(x)), inputs(50))\n",
      seq_applicative, 1},
     {"conditional", THREADS("c_write")
-     "main = smap(fn x => if (round(x) / 10) % 2 == 0 then f(x) else h(x), items(50))\n",
+     "main = smap(fn x => if (round(x) / 10) % 2 == 0 then f(x) else h(x), inputs(50))\n",
      seq_conditional, 0},
 };
 

@@ -122,6 +122,28 @@ for b in "${papers[@]}"; do
     done
 done
 
+# ---- The paper's writing composition in helpers (issue 17), beside the inline form -
+# Each form must give comp_write's results and, with calls planned in place,
+# its speedup; nested_smap has no inline twin (its 1w and ${w}w times compare).
+
+helpers=(named lambda nested lets composed nested_smap)
+for hf in "${helpers[@]}"; do
+    echo "run.sh: stc run helpers/$hf.stc" >&2
+    f=bench/paper/helpers/$hf.stc
+    "$build/stc" run --json --reference "$f" >"$res/helpers_$hf.stc.json"
+    if [ "$hf" != nested_smap ] && ! cmp -s "$res/helpers_$hf.stc.json" "$res/comp_write.stc.json"; then
+        echo "run.sh: $f and comp_write.stc differ" >&2
+        exit 1
+    fi
+    for mode in 1 "$workers"; do
+        for ((r = 0; r < runs; r++)); do
+            time_ms "$res/helpers_$hf.run.out" "$build/stc" run --json --workers "$mode" "$f"
+            cmp -s "$res/helpers_$hf.run.out" "$res/helpers_$hf.stc.json" ||
+                { echo "run.sh: stc run --workers $mode $f differs from --reference" >&2; exit 1; }
+        done | median >"$res/helpers_$hf.run.$mode.ms"
+    done
+done
+
 # ---- Fine-grained pipeline: stc, then oneTBB and OpenMP with stc's calibration -
 
 run_prog fine "$bin/fine" "${fine_flags[@]}"
@@ -164,6 +186,17 @@ echo "  speedup = seq C / stc-C ${w}w (target >= 1.9 at 2 workers); run = \`stc 
 echo "  process (start, compile, print); run/C-API = run ${w}w / stc-C ${w}w (in-process, warm pool);"
 echo "  C-proc = the C host as a whole process (paper_c --once: start, compile, one run with its"
 echo "  own workers, print); run/C-proc = run ${w}w / C-proc ${w}w (target: within 10%)"
+echo
+echo "comp_write with its thread calls in helpers (bench/paper/helpers); \`stc run\`, ms"
+printf '%-12s %10s %10s %8s %16s\n' form 'run 1w' "run ${w}w" speedup 'inline speedup'
+inline_x=$(ratio "$(cat "$res/comp_write.run.1.ms")" "$(cat "$res/comp_write.run.$w.ms")")
+for hf in "${helpers[@]}"; do
+    h1=$(cat "$res/helpers_$hf.run.1.ms") hn=$(cat "$res/helpers_$hf.run.$w.ms")
+    printf '%-12s %10s %10s %8s %16s\n' "$hf" "$h1" "$hn" "$(ratio "$h1" "$hn")" \
+        "$([ "$hf" = nested_smap ] && echo - || echo "$inline_x")"
+done
+echo "  target: every helper form's speedup within 5% of the inline form's (comp_write);"
+echo "  nested_smap (100000 outer items, an inner smap of 5) no slower at ${w}w than at 1w"
 echo
 echo "Fine-grained pipeline w1 (serial) -> p (pure, W us) -> w2 (serial); ns per item"
 echo "(spin calibration $ipu iters/us, shared by all three)"

@@ -4,7 +4,8 @@
  * (a thread writes itself unless it is read-only, plus whatever its own
  * function calls), functions called or named, lambdas written inside it
  * (they may be called later), and `all` for a call through a function
- * value (it could be anything), fold's or filter's included.  Sets of mutually recursive functions are
+ * value (it could be anything; so is a builtin handed a function from a
+ * variable, as in smap(g, xs) or fold(f, z, xs): a closure's writes count where it is written).  Sets of mutually recursive functions are
  * found by iterating to a fixpoint.  A lang thread is read-only when every
  * path of its function returns its state parameter itself; the evaluator
  * then never writes its state (eval_thread_result skips identical values),
@@ -98,8 +99,16 @@ static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
             if (e->u.call.callee.index >= 0 && e->u.call.callee.index < p->nthreads)
                 flow_set_join(fi, acc, fi->thread_sets[e->u.call.callee.index]);
             break;
-        case CALL_BUILTIN:
+        case CALL_BUILTIN: /* smap(g, xs), fold(f, z, xs), ...: g a variable: what g writes is not known here */
             if (flow_calls_unknown_arg(e)) { acc->all = true; return; } /* like a call through a value */
+            for (int i = 0; i < e->u.call.nargs; i++) {
+                const ir_expr *a = e->u.call.args[i];
+                ir_type *t = a->type ? ir_type_resolve(a->type) : NULL;
+                if (t && t->kind == TY_FUN && a->kind != IR_LAMBDA && a->kind != IR_FUNREF && a->kind != IR_THREADREF) {
+                    acc->all = true;
+                    return;
+                }
+            }
             break;
         default: acc->all = true; return; /* through a value: unknown */
         }
@@ -120,6 +129,17 @@ static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
         return;
     }
 }
+
+static bool flow_type_fun(ir_type *t, int depth)
+{
+    t = t ? ir_type_resolve(t) : NULL;
+    if (!t || t->kind == TY_FUN || t->kind == TY_VAR || depth > 64) return true;
+    for (int i = 0; i < t->n; i++)
+        if (t->args && flow_type_fun(t->args[i], depth + 1)) return true;
+    return false;
+}
+
+bool flow_type_may_hold_fun(ir_type *t) { return flow_type_fun(t, 0); }
 
 flow_set flow_expr_set(flow_info *fi, const ir_expr *e)
 {
@@ -269,6 +289,7 @@ flow_info *flow_info_new(const ir_program *p)
                 changed |= flow_set_join(fi, &fi->thread_sets[i], fi->fun_sets[th->fun]);
         }
     }
+    if (flow_calls_analyze(fi) != 0) goto oom;
     for (size_t i = 0; i < nt; i++) fi->split[i] = !fi->readonly[i] && flow_is_split(fi, p->threads[i]);
     for (bool changed = true; changed;) {
         changed = false;

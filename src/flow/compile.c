@@ -21,8 +21,17 @@ typedef struct flow_cc {
     flow_info *fi;
     flow_plan *plan;
     int cap;          /* steps allocated */
+    int base;         /* where the frame of the body being compiled starts (flow_step.base) */
+    int inlined;      /* calls planned in place so far (FLOW_MAX_INLINED at most) */
+    int body_depth;   /* the evaluator's depth of the body being compiled: a tail
+                         call's callee runs at it (eval_tail_loop) */
     bool oom;
 } flow_cc;
+
+/* Calls planned in place per plan at most: a helper calling two helpers
+ * that each call two more ... would otherwise grow the plan
+ * exponentially; beyond it, calls are steps. */
+#define FLOW_MAX_INLINED 4096
 
 static flow_step *flow_emit(flow_cc *c, flow_step_kind kind, const ir_expr *e, int dst, int guard, int depth,
                             flow_set writes)
@@ -35,7 +44,7 @@ static flow_step *flow_emit(flow_cc *c, flow_step_kind kind, const ir_expr *e, i
         e->u.call.args[0]->kind == IR_VAR && c->fi->p->threads[e->u.call.callee.index]->kind == THREAD_C &&
         (arg = arena_alloc(c->fi->mem, sizeof *arg))) {
         kind = FS_CALL_C;
-        *arg = e->u.call.args[0]->u.var->slot;
+        *arg = e->u.call.args[0]->u.var->slot + c->base;
     }
     if (pl->nsteps == c->cap) {
         int ncap = c->cap ? 2 * c->cap : 16;
@@ -50,7 +59,7 @@ static flow_step *flow_emit(flow_cc *c, flow_step_kind kind, const ir_expr *e, i
     }
     flow_step *s = &pl->steps[pl->nsteps++];
     *s = (flow_step){.kind = kind, .e = e, .src = -1, .dst = dst, .guard = guard, .flag0 = -1,
-                     .thread = -1, .depth = depth, .writes = writes};
+                     .thread = -1, .depth = depth, .base = c->base, .writes = writes};
     if (kind == FS_CALL_C) {
         s->thread = e->u.call.callee.index;
         s->args = arg;
@@ -61,7 +70,8 @@ static flow_step *flow_emit(flow_cc *c, flow_step_kind kind, const ir_expr *e, i
 
 static int flow_temp(flow_cc *c) { return c->plan->nslots++; }
 
-/* A synthetic variable reference reading frame slot `slot`. */
+/* A synthetic variable reference reading item slot `slot`, from a step of
+ * the body being compiled (whose frame starts at c->base). */
 static ir_expr *flow_slot_ref(flow_cc *c, const ir_expr *like, int slot)
 {
     ir_expr *r = arena_alloc(c->fi->mem, sizeof *r);
@@ -72,7 +82,7 @@ static ir_expr *flow_slot_ref(flow_cc *c, const ir_expr *like, int slot)
     }
     v->name = "<tmp>";
     v->loc = like->loc;
-    v->slot = slot;
+    v->slot = slot - c->base;
     v->type = like->type;
     r->kind = IR_VAR;
     r->loc = like->loc;
@@ -222,6 +232,49 @@ oom:
     return -1;
 }
 
+/* Whether call e (CALL_FUN) may be planned as its callee's body written in
+ * place: the callee is not recursive (so planning through calls ends), its
+ * arguments go straight into its parameters (as eval_call passes them) and
+ * none of them may carry a closure (its writes are counted where it was
+ * written: see flow_type_may_hold_fun). */
+static bool flow_can_inline(const flow_cc *c, const ir_expr *e)
+{
+    const ir_program *p = c->fi->p;
+    int idx = e->u.call.callee.index;
+    if (idx < 0 || idx >= p->nfuns || c->fi->fun_recursive[idx] || c->inlined >= FLOW_MAX_INLINED) return false;
+    const ir_fun *fn = p->funs[idx];
+    if (!fn->body || fn->ncaptures > 0 || fn->nparams != e->u.call.nargs || fn->nslots < fn->nparams) return false;
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i]->slot != i || flow_type_may_hold_fun(e->u.call.args[i]->type)) return false;
+    return true;
+}
+
+/* Call e planned in place: its callee gets a block of the item's frame;
+ * the arguments are evaluated into the block's parameter slots, in order,
+ * then the callee's body is compiled with its steps evaluating in the
+ * block, one evaluator level inside the call (eval_invoke), as the
+ * evaluator would run it.  Locations stay the callee's own. */
+static int flow_inline(flow_cc *c, const ir_expr *e, int dst, int guard, int depth)
+{
+    const ir_fun *fn = c->fi->p->funs[e->u.call.callee.index];
+    int block = c->plan->nslots;
+    c->plan->nslots += fn->nslots;
+    c->inlined++;
+    for (int i = 0; i < fn->nparams && !c->oom; i++) flow_compile(c, e->u.call.args[i], block + i, guard, depth + 1);
+    /* The evaluator checks the depth limit at the call, at depth + 1, and
+     * runs the body at depth + 2; a tail call's body runs at the depth of
+     * the body the call ends, without a check (eval_tail_loop). */
+    bool tail = e->u.call.tail;
+    if (!tail && depth + 1 > c->plan->call_depth) c->plan->call_depth = depth + 1;
+    int saved = c->base, saved_body = c->body_depth;
+    c->base = block;
+    if (!tail) c->body_depth = depth + 2;
+    int rc = flow_compile(c, fn->body, dst, guard, c->body_depth);
+    c->base = saved;
+    c->body_depth = saved_body;
+    return rc;
+}
+
 static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int depth)
 {
     flow_info *fi = c->fi;
@@ -235,7 +288,7 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
     switch (e->kind) {
     case IR_LET: {
         ir_var *v = e->u.let.nbinders > 0 ? e->u.let.binders[0] : NULL;
-        flow_compile(c, e->a, v && v->slot >= 0 ? v->slot : flow_temp(c), guard, depth + 1);
+        flow_compile(c, e->a, v && v->slot >= 0 ? v->slot + c->base : flow_temp(c), guard, depth + 1);
         return flow_compile(c, e->b, dst, guard, depth + 1);
     }
     case IR_LETTUPLE: {
@@ -268,6 +321,7 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         int n = e->u.call.nargs;
         bool thread = e->u.call.kind == CALL_THREAD;
         bool split = thread && fi->split[e->u.call.callee.index];
+        if (e->u.call.kind == CALL_FUN && flow_can_inline(c, e)) return flow_inline(c, e, dst, guard, depth);
         if (e->u.call.kind == CALL_VALUE || e->u.call.kind == CALL_NAME ||
             (e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP))
             break; /* smap inside the body runs whole, in one step */
@@ -325,7 +379,19 @@ static bool flow_overlap(const flow_info *fi, flow_set a, flow_set b)
     return false;
 }
 
-/* Cuts the steps into stages (see the file comment). */
+/* Whether step s only copies a variable or a literal into a slot (an
+ * argument passed to a call planned in place, a let's body that names its
+ * binder): too cheap to be a stage of its own. */
+static bool flow_step_trivial(const flow_step *s)
+{
+    return s->kind == FS_EVAL && flow_is_leaf(s->e);
+}
+
+/* Cuts the steps into stages (see the file comment).  A run of steps that
+ * write nothing and only copy leaves (flow_step_trivial) is not a stage of
+ * its own: it joins the serial stage after it, or the stage before it at
+ * the end, so that planning a call in place gives the stages of its body
+ * written in place. */
 static int flow_stages(flow_cc *c)
 {
     flow_plan *pl = c->plan;
@@ -334,28 +400,31 @@ static int flow_stages(flow_cc *c)
     if (!pl->stages) return -1;
     int i = 0;
     while (i < pl->nsteps) {
-        flow_stage *st = &pl->stages[pl->nstages++];
-        st->first = i;
-        if (flow_set_empty(fi, pl->steps[i].writes)) {
-            while (i < pl->nsteps && flow_set_empty(fi, pl->steps[i].writes)) i++;
-            st->count = i - st->first;
-            st->serial = false;
+        int first = i, j = i;
+        bool trivial = true;
+        for (; j < pl->nsteps && flow_set_empty(fi, pl->steps[j].writes); j++) trivial &= flow_step_trivial(&pl->steps[j]);
+        if (j > i && (!trivial || (j == pl->nsteps && pl->nstages == 0))) {
+            pl->stages[pl->nstages++] = (flow_stage){.first = i, .count = j - i, .serial = false};
+            i = j;
             continue;
         }
-        /* A serial span: extend to the last step sharing a thread with
-         * any step already in it. */
-        int end = i; /* inclusive */
-        for (int j = i; j <= end; j++) {
-            if (flow_set_empty(fi, pl->steps[j].writes)) continue;
-            for (int k = pl->nsteps - 1; k > end; k--)
-                if (flow_overlap(fi, pl->steps[j].writes, pl->steps[k].writes)) {
-                    end = k;
+        if (j == pl->nsteps) { /* trivial steps at the end: the stage before takes them */
+            pl->stages[pl->nstages - 1].count += j - i;
+            break;
+        }
+        /* A serial span from step j: extend to the last step sharing a
+         * thread with any step already in it. */
+        int end = j; /* inclusive */
+        for (int k = j; k <= end; k++) {
+            if (flow_set_empty(fi, pl->steps[k].writes)) continue;
+            for (int m = pl->nsteps - 1; m > end; m--)
+                if (flow_overlap(fi, pl->steps[k].writes, pl->steps[m].writes)) {
+                    end = m;
                     break;
                 }
         }
         i = end + 1;
-        st->count = i - st->first;
-        st->serial = true;
+        pl->stages[pl->nstages++] = (flow_stage){.first = first, .count = i - first, .serial = true};
         pl->nserial++;
     }
     return 0;
@@ -368,10 +437,12 @@ flow_plan *flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn,
     pl->smap = smap;
     pl->fn = fn;
     pl->thread = fn ? -1 : thread;
+    pl->call_depth = -1;
     flow_cc c = {.fi = fi, .plan = pl};
     if (fn) {
         pl->nslots = fn->nslots > 0 ? fn->nslots : 0;
         pl->result = flow_temp(&c);
+        c.body_depth = 1;
         flow_compile(&c, fn->body, pl->result, -1, 1); /* a body runs one level inside its call */
     } else {
         /* thread(x) with the item in slot 0: a synthetic call node. */

@@ -79,6 +79,46 @@ const char *flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage)
     return "replicated";
 }
 
+/* Why a serial stage's step could not be planned through: it calls a
+ * recursive function or a function value, or runs an smap. */
+static bool flow_step_why(const flow_info *fi, const flow_step *s, buf *out)
+{
+    const ir_expr *e = s->e;
+    if (s->kind != FS_EVAL || !e || flow_set_empty(fi, s->writes)) return false;
+    if (e->kind == IR_CALL && e->u.call.kind == CALL_FUN && fi->fun_recursive[e->u.call.callee.index]) {
+        buf_printf(out, "calls recursive function %s", fi->p->funs[e->u.call.callee.index]->name);
+        return true;
+    }
+    if (s->writes.all) {
+        buf_printf(out, "calls a function value");
+        return true;
+    }
+    if (e->kind == IR_CALL && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP) {
+        buf_printf(out, "runs an smap");
+        return true;
+    }
+    if (e->kind == IR_CALL && e->u.call.kind == CALL_FUN) {
+        buf_printf(out, "calls function %s", fi->p->funs[e->u.call.callee.index]->name);
+        return true;
+    }
+    return false;
+}
+
+void flow_stage_kind_why(const flow_info *fi, const flow_plan *pl, int stage, buf *out)
+{
+    const flow_stage *st = &pl->stages[stage];
+    buf_puts(out, flow_stage_kind(fi, pl, stage));
+    if (!st->serial) return;
+    for (int k = st->first; k < st->first + st->count; k++) {
+        buf why = BUF_INIT;
+        bool found = flow_step_why(fi, &pl->steps[k], &why);
+        if (found) buf_printf(out, " (%s)", why.data ? why.data : "?");
+        if (!buf_ok(&why)) out->failed = true;
+        buf_free(&why);
+        if (found) return;
+    }
+}
+
 int flow_stage_line(const flow_plan *pl, int stage)
 {
     const flow_stage *st = &pl->stages[stage];

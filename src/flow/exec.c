@@ -248,7 +248,7 @@ static void flow_on_idle(void *ud, int worker, uint64_t t0, uint64_t t1)
 
 /* The plan for smap e in *pl (its profile in *prof), or EVAL_DECLINED when
  * the evaluator is as good: fewer than 2 items, a body that is one serial
- * stage, a depth at the limit, a map over what is not a function. */
+ * stage, a depth at the limit (or a call planned in place reaching it), a map over what is not a function. */
 static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, size_t n,
                          const flow_plan **pl, flow_plan_prof **prof)
 {
@@ -264,6 +264,12 @@ static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int t
     if (!(*pl = flow_plan_get(rt, e, fn, thread, prof))) return eval_oom(cx, e->u.call.callee_loc);
     if ((*pl)->nstages == 0 || ((*pl)->nstages == 1 && (*pl)->stages[0].serial)) {
         rt->stats.smaps_sequential++; /* one serial stage: the evaluator is as good */
+        return EVAL_DECLINED;
+    }
+    if ((*pl)->call_depth >= 0 && cx->depth + (*pl)->call_depth >= EVAL_MAX_DEPTH) {
+        /* A call planned in place would reach the depth limit, which only
+         * the evaluator checks at its calls: it runs the smap. */
+        rt->stats.smaps_sequential++;
         return EVAL_DECLINED;
     }
     return 0;

@@ -19,8 +19,9 @@
  *     steps of each branch run only for items whose flag is set, and since
  *     every batch visits every stage in order the join is free.
  *
- * Analysis (analyze.c) says which threads an expression may write;
- * compile.c builds the plan; runtime.c holds the runtime object, exec.c
+ * Analysis (analyze.c) says which threads an expression may write and
+ * calls.c which functions are recursive; compile.c builds the plan, with
+ * calls to the other functions planned as their bodies in place; runtime.c holds the runtime object, exec.c
  * runs a plan's pipeline, steps.c its steps on each item, profiling.c
  * measures the stages; tasks.c runs tuples and let chains as tasks.  The
  * evaluator is reached only through eval/eval_runtime.h.
@@ -53,6 +54,7 @@ typedef struct flow_info {
     bool *readonly;      /* per thread: never changes its state (replicable) */
     bool *split;         /* per thread: a lang g x h thread (see compile.c) */
     bool *fun_smap;      /* per top-level function: calling it may run an smap */
+    bool *fun_recursive; /* per top-level function: on a cycle of direct calls (calls.c) */
 } flow_info;
 
 static inline flow_set flow_set_none(void) { return (flow_set){false, NULL}; }
@@ -69,6 +71,17 @@ bool flow_sets_disjoint(const flow_info *fi, flow_set a, flow_set b);
 bool flow_expr_smaps(const flow_info *fi, const ir_expr *e);
 /* Whether e calls a function, a thread or sin_iter: it may take a while. */
 bool flow_expr_calls(const flow_info *fi, const ir_expr *e);
+
+/* Whether a value of type t may be or hold a function (a free type
+ * variable may).  A closure's writes count where it is written (a
+ * lambda), so a builtin handed one from a variable (smap(g, xs)) may write
+ * anything, and a call whose arguments may carry one is not planned
+ * through (compile.c). */
+bool flow_type_may_hold_fun(ir_type *t);
+
+/* Fills fi->fun_recursive from the call graph; -1 when out of memory
+ * (calls.c). */
+int flow_calls_analyze(flow_info *fi);
 
 /* ---- Plans (compile.c) ---------------------------------------------------- */
 
@@ -93,6 +106,9 @@ typedef struct flow_step {
     const int *args;  /* SPLIT_OUT, CALL_C: slots of the thread's inputs */
     int nargs;
     int depth;        /* evaluator depth for e, relative to the smap's */
+    int base;         /* e's frame starts at this slot of the item's frame: 0 for the
+                         mapped function's body, a callee's block for a body planned
+                         in place of its call; src, dst and args are item slots */
     flow_set writes;
 } flow_step;
 
@@ -113,6 +129,8 @@ typedef struct flow_plan {
     flow_stage *stages;
     int nstages;
     int nserial;          /* serial stages */
+    int call_depth;       /* deepest depth (relative) of a call planned in place, where
+                             the evaluator checks the depth limit; -1: none */
 } flow_plan;
 
 /* The plan for smap node `smap` mapping fn (or thread when fn is NULL).
@@ -127,6 +145,10 @@ struct buf;
 void flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stage, struct buf *out);
 /* "serial", "serial, fused segment", "replicated, split", ... */
 const char *flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage);
+/* Appends the kind, and for a serial stage made serial by a call that
+ * could not be planned through, why: "serial (calls recursive function
+ * g)", "serial (calls a function value)". */
+void flow_stage_kind_why(const flow_info *fi, const flow_plan *pl, int stage, struct buf *out);
 int flow_stage_line(const flow_plan *pl, int stage);
 bool flow_stage_guarded(const flow_plan *pl, int stage);
 /* The expression whose value the stage hands on last, or NULL. */

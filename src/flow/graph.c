@@ -75,8 +75,14 @@ static void graph_smap(const ir_expr *smap, void *ud)
         char *text = buf_take(&name);
         graph_quote(b, text ? text : "?");
         free(text);
-        buf_printf(b, "\\n%s%s · line %d\", shape=%s, fillcolor=\"%s\"%s];\n",
-                   flow_stage_kind(g->fi, pl, s), flow_stage_guarded(pl, s) ? ", branch" : "",
+        buf kind = BUF_INIT;
+        flow_stage_kind_why(g->fi, pl, s, &kind);
+        char *kind_text = buf_take(&kind);
+        buf_printf(b, "\\n");
+        graph_quote(b, kind_text ? kind_text : "?");
+        free(kind_text);
+        buf_printf(b, "%s · line %d\", shape=%s, fillcolor=\"%s\"%s];\n",
+                   flow_stage_guarded(pl, s) ? ", branch" : "",
                    flow_stage_line(pl, s), serial ? "box" : "box3d", serial ? "#f4cccc" : "#d9ead3",
                    flow_stage_guarded(pl, s) ? ", style=\"rounded,filled,dashed\"" : "");
     }

@@ -68,14 +68,6 @@ static const char *flow_keep(result_profile *pf, char *s)
     return s;
 }
 
-static char *flow_strdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
 /* The stage shown in profile row k of a plan: a stream's input first and
  * its output last. */
 static int flow_row_stage(const flow_plan *pl, const flow_plan_prof *pp, int k)
@@ -98,8 +90,10 @@ static int flow_profile_row(const flow_runtime *rt, const flow_plan *pl, const f
     sp->pipeline = order;
     sp->smap = smap;
     sp->name = flow_keep(pf, buf_take(&name));
-    sp->kind = flow_keep(pf, flow_strdup(io ? (s == FLOW_INPUT_STAGE(pl) ? "serial, source" : "serial, sink")
-                                            : flow_stage_kind(rt->fi, pl, s)));
+    buf kind = BUF_INIT;
+    if (io) buf_puts(&kind, s == FLOW_INPUT_STAGE(pl) ? "serial, source" : "serial, sink");
+    else flow_stage_kind_why(rt->fi, pl, s, &kind);
+    sp->kind = flow_keep(pf, buf_take(&kind));
     if (!sp->name || !sp->kind) return -1;
     sp->line = io ? pl->smap->u.call.callee_loc.line : flow_stage_line(pl, s);
     sp->serial = io || pl->stages[s].serial;

@@ -25,10 +25,10 @@ static void flow_store(stc_value *slot, stc_value v)
  * tuple is moved to the binding, not counted.  Out of line: inlined, its
  * loop costs the item loop registers (about 1% more instructions per item
  * on a step-heavy body). */
-FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, eval_frame *fr)
+FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, stc_value *slots, eval_frame *fr)
 {
-    stc_value t = fr->slots[s->src];
-    fr->slots[s->src] = stc_value_unit();
+    stc_value t = slots[s->src];
+    slots[s->src] = stc_value_unit();
     return eval_let_bind(cx, s->e, fr, t);
 }
 
@@ -37,6 +37,14 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     stc_value *slots = fr->slots, v;
     int rc;
     cx->depth = job->base_depth + s->depth;
+    /* A step of a callee's body planned in place evaluates in its block
+     * of the item's frame (flow_step.base); src, dst and args are item
+     * slots. */
+    eval_frame block;
+    if (s->base) {
+        block = (eval_frame){slots + s->base, fr->fn};
+        fr = &block;
+    }
     switch (s->kind) {
     case FS_EVAL:
         /* A tail call the body ends in runs here, at the body's depth, as
@@ -62,7 +70,7 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         flags[s->flag0 + alt] = 1;
         return 0;
     }
-    case FS_DESTRUCT: return flow_destruct(cx, s, fr);
+    case FS_DESTRUCT: return flow_destruct(cx, s, slots, fr);
     case FS_SPLIT_OUT:
         if ((rc = eval_call_thread_part(cx, s->thread, slots, s->args, s->nargs, s->e->u.call.callee_loc, &v)))
             return rc;

@@ -62,46 +62,78 @@ typedef struct flow_tasks {
 
 /* ---- Plans ------------------------------------------------------------------ */
 
-/* Groups the items: items whose write sets meet share a group (found by
- * merging groups until no two meet).  Returns the number of groups that
- * call something, with tp->group filled; 0 when not worth it. */
+/* The index of the lowest set bit of bits (not 0). */
+static int flow_low_bit(uint64_t bits)
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(bits);
+#else
+    int b = 0;
+    while (!(bits & 1)) {
+        bits >>= 1;
+        b++;
+    }
+    return b;
+#endif
+}
+
+/* The root of item i in the union-find forest parent[] (path halving). */
+static int flow_task_root(int *parent, int i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+/* Groups the items: items whose write sets meet share a group.  A
+ * union-find over the items: each thread joins the items writing it to
+ * the first one that does, so grouping is linear in the items (times the
+ * words of a thread set), not quadratic.  Groups are numbered in order of
+ * their first item.  Returns the number of groups that call something,
+ * with tp->group filled; 0 when not worth it. */
 static int flow_task_group(flow_runtime *rt, flow_task_plan *tp)
 {
     flow_info *fi = rt->fi;
-    int n = tp->n, *group = tp->group;
-    flow_set *sets = malloc((size_t)n * sizeof *sets);
-    bool *busy = calloc((size_t)n, sizeof *busy);
+    int n = tp->n, *group = tp->group, nthreads = fi->p->nthreads;
+    int *parent = malloc(((size_t)n + 1) * sizeof *parent);
+    int *owner = malloc(((size_t)nthreads + 1) * sizeof *owner); /* per thread: first item writing it */
+    int *gid = malloc(((size_t)n + 1) * sizeof *gid);            /* per root: its group, -1 */
+    bool *busy = calloc((size_t)n + 1, sizeof *busy);            /* per group: calls something */
     int ngroups = 0, nbusy = 0;
-    bool ok = sets && busy && rt->workers > 1 && n >= 2;
+    bool ok = parent && owner && gid && busy && rt->workers > 1 && n >= 2;
+    for (int t = 0; ok && t < nthreads; t++) owner[t] = -1;
     for (int i = 0; i < n && ok; i++) {
         const ir_expr *item = tp->items[i];
-        sets[i] = flow_expr_set(fi, item);
-        ok = !sets[i].all && !flow_expr_smaps(fi, item);
-        group[i] = i;
-        busy[i] = flow_expr_calls(fi, item);
-    }
-    for (int i = 0; i < n && ok; i++) /* union: item i joins the group of the first item it meets */
-        for (int j = 0; j < i; j++)
-            if (!flow_sets_disjoint(fi, sets[i], sets[j])) {
-                int from = group[i], to = group[j];
-                for (int k = 0; k <= i; k++)
-                    if (group[k] == from) group[k] = to;
+        flow_set set = flow_expr_set(fi, item);
+        ok = !set.all && !flow_expr_smaps(fi, item);
+        parent[i] = i;
+        gid[i] = -1;
+        for (int w = 0; ok && set.bits && w < fi->nwords; w++)
+            for (uint64_t bits = set.bits[w]; bits; bits &= bits - 1) {
+                int t = w * 64 + flow_low_bit(bits);
+                if (owner[t] < 0) {
+                    owner[t] = i;
+                    continue;
+                }
+                int a = flow_task_root(parent, owner[t]), b = flow_task_root(parent, i);
+                if (a < b) parent[b] = a; /* the root stays the group's first item */
+                else parent[a] = b;
             }
-    for (int g = 0; g < n && ok; g++) { /* renumber 0..ngroups-1 in order of first item */
-        bool used = false, calls = false;
-        for (int i = 0; i < n; i++)
-            if (group[i] == g) {
-                used = true;
-                calls |= busy[i];
-            }
-        if (!used) continue;
-        for (int i = 0; i < n; i++)
-            if (group[i] == g) group[i] = -1 - ngroups;
-        ngroups++;
-        nbusy += calls;
     }
-    for (int i = 0; i < n && ok; i++) group[i] = -1 - group[i];
-    free(sets);
+    for (int i = 0; i < n && ok; i++) {
+        int r = flow_task_root(parent, i);
+        if (gid[r] < 0) gid[r] = ngroups++;
+        group[i] = gid[r];
+        if (!busy[group[i]] && flow_expr_calls(fi, tp->items[i])) {
+            busy[group[i]] = true;
+            nbusy++;
+        }
+    }
+    free(parent);
+    free(owner);
+    free(gid);
     free(busy);
     return ok && ngroups >= 2 && nbusy >= 2 ? ngroups : 0;
 }

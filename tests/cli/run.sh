@@ -359,6 +359,54 @@ grep -q '"traceEvents": \[' t.json || bad "no traceEvents"
 grep -q '"name": "a (line 4)", "cat": "stage", "ph": "X"' t.json || bad "no slice for stage a"
 grep -q '"name": "thread_name", "ph": "M", "pid": 1, "tid": 1' t.json || bad "no track for worker 1"
 tail -n 1 t.json | grep -q '^]}$' || bad "trace not closed"; end
+# Helpers that call threads get the stages of the inline form (docs/DESIGN.md 3):
+# main_stages FILE prints the stage names and kinds of the smap on FILE's
+# last line, without their lines.
+main_stages() {
+    local line; line=$(wc -l <"$1")
+    "$STC" graph "$1" </dev/null | awk -v L="$line" '
+        /label="smap at/ { on = index($0, ":" L ":") > 0 }
+        on && /^    p[0-9]+_s[0-9]+ \[label=/ {
+            match($0, /label="[^"]*"/); s = substr($0, RSTART + 7, RLENGTH - 8)
+            gsub(/ · line [0-9]+/, "", s); printf "[%s] ", s }
+        END { print "" }'
+}
+# helper_form NAME MAIN...: NAME.stc, the paper's writing threads f and h
+# over 50 items, then the lines MAIN.
+helper_form() {
+    local name=$1; shift
+    { printf '%s\n' 'fun fw(x, s) = (sin_iter(100, x + s), s + 1.0)' 'thread f = fw init 4.0' \
+          'thread h = fw init 3.0' 'fun inputs(n) = smap(fn i => 400.0 + 10.0 * float(i), range(0, n))'
+      printf '%s\n' "$@"; } >"$name.stc"
+}
+helper_form inline 'main = smap(fn x => h(f(x)), inputs(50))'
+helper_form named 'fun step(x) = h(f(x))' 'main = smap(step, inputs(50))'
+helper_form lambda 'fun step(x) = h(f(x))' 'main = smap(fn x => step(x), inputs(50))'
+helper_form nested 'fun inner(x) = h(f(x))' 'fun step(x) = inner(x)' 'main = smap(step, inputs(50))'
+helper_form lets 'fun step(x) = let y = f(x) in let z = h(y) in z' 'main = smap(fn x => step(x), inputs(50))'
+helper_form composed 'fun one(x) = f(x)' 'fun two(y) = h(y)' 'main = smap(fn x => two(one(x)), inputs(50))'
+inline_stages=$(main_stages inline.stc)
+begin "graph: the inline form has stages f and h"
+[ "$inline_stages" = '[f\nserial] [h\nserial] ' ] || bad "inline stages: $inline_stages"; end
+run run --json inline.stc; cp out inline.out
+for form in named lambda nested lets composed; do
+    begin "graph: helpers ($form) give the stages of the inline form, and its results"
+    got=$(main_stages $form.stc)
+    [ "$got" = "$inline_stages" ] || bad "stages: $got, inline: $inline_stages"
+    run run --verify --workers 2 $form.stc; code_is 0
+    run run --json --workers 2 $form.stc; code_is 0; cmp -s out inline.out || bad "result differs from the inline form"
+    end
+done
+helper_form recursive 'fun loop(x, n) = if n == 0 then x else loop(h(f(x)), n - 1)' \
+    'main = smap(fn x => sin_iter(100, loop(x, 1)), inputs(50))'
+begin "graph and profile: a recursive helper is a serial stage, and they say why"
+got=$(main_stages recursive.stc)
+[ "$got" = '[loop\nserial (calls recursive function loop)] [sin_iter\nreplicated] ' ] || bad "stages: $got"
+run run --workers 2 --profile recursive.stc; code_is 0; err_has "serial (calls recursive function loop)"; end
+helper_form value 'main = let g = fn y => h(f(y)) in smap(fn x => g(x), inputs(50))'
+begin "graph: a call through a function value is a serial stage, and it says why"
+got=$(main_stages value.stc)
+[ "$got" = '[call\nserial (calls a function value)] ' ] || bad "stages: $got"; end
 for prog in "$SRC"/examples/*.stc "$SRC"/bench/paper/*.stc; do
     begin "graph, profile and trace work on $(basename "$prog")"
     run graph "$prog"; code_is 0; out_has "digraph stc {"

@@ -7,7 +7,7 @@
  * conditional writers, sum outputs, threads calling threads directly or in
  * an smap, a zero-input counter, a two-input join), 1-12 threads bound to
  * them (sometimes several to one function), a few pure functions, wrapper
- * functions that call threads, and a main of 1-4 stages
+ * functions that call threads (and each other), and a main of 1-4 stages
  * (`let rI = STAGE in ... (r0, r1, ...)`); in about 30% of programs some
  * stages are chains of independent lets outside smap, inline or in
  * functions c<i> main calls (recursive ones too); in about half of them the
@@ -208,16 +208,36 @@ static void emit_pure(gen *g, int i)
     }
 }
 
-/* Wrappers: functions called per item that call threads. */
+/* Wrappers: functions called per item (or mapped by name) that call
+ * threads, which the runtime plans as if their bodies were written in
+ * place (docs/DESIGN.md 3): one thread, an inner smap, an if, a let and a
+ * case, an earlier wrapper (helpers calling helpers, one of them twice per
+ * call), and a recursive helper (which stays one step). */
 static void emit_wrapper(gen *g, int i)
 {
     int t = gen_pick_simple(g, g->nth), u = gen_pick_simple(g, g->nth);
+    int j = i > 0 ? rnd(g, i) : -1; /* an earlier wrapper */
     sbuf *d = &g->decl;
-    switch (rnd(g, 3)) {
+    int k = rnd(g, 7);
+    if (j < 0 && (k == 3 || k == 5)) k = 0;
+    switch (k) {
     case 0: gen_sb_printf(d, "fun w%d(x) = (t%d(x) + 1) %% " PRIME "\n", i, t); break;
     case 1:
         g->use_sumlist = true;
         gen_sb_printf(d, "fun w%d(x) = sumlist(smap(fn y => t%d((y + x) %% " PRIME "), range(0, x %% 4)))\n", i, t);
+        break;
+    case 3: gen_sb_printf(d, "fun w%d(x) = ((w%d(x) * 3) + t%d((x %% 100))) %% " PRIME "\n", i, j, t); break;
+    case 4:
+        gen_sb_printf(d, "fun w%d(x) = let y = (t%d(x) %% " PRIME ") in (case (y %% 3) of 0 => t%d(y) | 1 => "
+                         "((y + 1) %% " PRIME ") | _ => t%d((x %% 100)))\n", i, t, u, t);
+        break;
+    case 5:
+        gen_sb_printf(d, "fun w%d(x) = let a = w%d(x) in ((a + w%d(((x + 1) %% " PRIME "))) %% " PRIME ")\n", i, j, j);
+        break;
+    case 6:
+        gen_sb_printf(d, "fun w%d(x) = wr%d(x, (x %% 3))\n"
+                         "fun wr%d(x, n) = if n == 0 then x else wr%d((t%d(x) %% " PRIME "), (n - 1))\n",
+                      i, i, i, i, t);
         break;
     default: gen_sb_printf(d, "fun w%d(x) = if x %% 2 == 0 then t%d(x) else t%d(x %% 100)\n", i, t, u); break;
     }

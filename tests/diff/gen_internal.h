@@ -11,7 +11,7 @@
 #define PRIME "1000003"
 #define MAX_THREADS 13 /* 12 plus the error-injection thread */
 #define MAX_PURE 4
-#define MAX_WRAP 2
+#define MAX_WRAP 4
 #define MAX_ENV 128
 #define MAX_STAGES 8
 #define MAX_CHAINFN 4 /* functions c<i> holding let chains */
