@@ -2,7 +2,7 @@
  *
  * Variables made by the builder get internal names "NAME@N" (unique, and
  * '@' cannot occur in source identifiers), and references to them are
- * IR_NAME nodes, so ir_resolve treats built and parsed programs alike.
+ * IR_NAME nodes, so stc__ir_resolve treats built and parsed programs alike.
  * Errors (NULL children, bad operators, out of memory) are recorded and
  * reported by stc_builder_finish. */
 #include <stdio.h>
@@ -31,8 +31,8 @@ stc_builder *stc_builder_new(stc_env *env)
 {
     stc_builder *b = calloc(1, sizeof *b);
     if (!b) return NULL;
-    b->p = ir_program_new("<builder>", env);
-    b->d = diags_new("<builder>", NULL, 0);
+    b->p = stc__ir_program_new("<builder>", env);
+    b->d = stc__diags_new("<builder>", NULL, 0);
     if (!b->p || !b->d) {
         stc_builder_free(b);
         return NULL;
@@ -43,14 +43,14 @@ stc_builder *stc_builder_new(stc_env *env)
 void stc_builder_free(stc_builder *b)
 {
     if (!b) return;
-    ir_program_free(b->p);
+    stc__ir_program_free(b->p);
     stc_diags_free(b->d);
     free(b);
 }
 
 static stc_b_expr *builder_fail(stc_builder *b, const char *what)
 {
-    if (b && b->d && !b->failed) diags_add(b->d, 0, 0, "builder: %s", what);
+    if (b && b->d && !b->failed) stc__diags_add(b->d, 0, 0, "builder: %s", what);
     if (b) b->failed = true;
     return NULL;
 }
@@ -59,7 +59,7 @@ static bool builder_ready(stc_builder *b) { return b && b->p; }
 
 static ir_expr *builder_node(stc_builder *b, ir_kind kind)
 {
-    ir_expr *e = ir_expr_new(b->p, kind, builder_loc);
+    ir_expr *e = stc__ir_expr_new(b->p, kind, builder_loc);
     if (!e) builder_fail(b, "out of memory");
     return e;
 }
@@ -68,7 +68,7 @@ static stc_b_expr *builder_lit(stc_builder *b, stc_value v)
 {
     if (!builder_ready(b)) { val_release(v); return NULL; }
     if (v.tag == STC_T_INVALID) return builder_fail(b, "out of memory");
-    ir_expr *e = ir_lit(b->p, v, builder_loc);
+    ir_expr *e = stc__ir_lit(b->p, v, builder_loc);
     return e ? B_EXPR(e) : builder_fail(b, "out of memory");
 }
 
@@ -87,7 +87,7 @@ static ir_var *builder_var(stc_builder *b, const char *name)
 {
     char tmp[160];
     snprintf(tmp, sizeof tmp, "%.120s@%d", name && *name ? name : "v", b->next_var++);
-    ir_var *v = ir_var_new(b->p, tmp, builder_loc);
+    ir_var *v = stc__ir_var_new(b->p, tmp, builder_loc);
     if (!v) builder_fail(b, "out of memory");
     return v;
 }
@@ -109,7 +109,7 @@ stc_b_expr *stc_b_let(stc_builder *b, const char *name, stc_b_expr *value,
     if (!value || !body) return builder_fail(b, "stc_b_let: missing value or body");
     ir_var *v = builder_var(b, name);
     ir_expr *e = builder_node(b, IR_LET);
-    ir_var **binders = ir_array(b->p, 1, sizeof *binders);
+    ir_var **binders = stc__ir_array(b->p, 1, sizeof *binders);
     if (!v || !e || !binders) return builder_fail(b, "out of memory");
     binders[0] = v;
     stc_b_expr *bd = body(b, (stc_b_var *)v, ud);
@@ -128,7 +128,7 @@ static stc_b_expr *builder_agg(stc_builder *b, ir_kind kind, size_t n, stc_b_exp
     if (n > 0 && !items) return builder_fail(b, "NULL item array");
     if (n > (size_t)1 << 30) return builder_fail(b, "too many items");
     ir_expr *e = builder_node(b, kind);
-    ir_expr **arr = ir_array(b->p, n, sizeof *arr);
+    ir_expr **arr = stc__ir_array(b->p, n, sizeof *arr);
     if (!e || !arr) return builder_fail(b, "out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!items[i]) return builder_fail(b, "NULL item");
@@ -149,7 +149,7 @@ stc_b_expr *stc_b_map(stc_builder *b, size_t n, stc_b_expr *const *keys, stc_b_e
     if (!builder_ready(b)) return NULL;
     if (n > 0 && (!keys || !vals)) return builder_fail(b, "stc_b_map: NULL key or value array");
     if (n > (size_t)1 << 30) return builder_fail(b, "too many items");
-    ir_expr **pairs = ir_array(b->p, n, sizeof *pairs);
+    ir_expr **pairs = stc__ir_array(b->p, n, sizeof *pairs);
     if (!pairs) return builder_fail(b, "out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!keys[i] || !vals[i]) return builder_fail(b, "stc_b_map: NULL key or value");
@@ -159,7 +159,7 @@ stc_b_expr *stc_b_map(stc_builder *b, size_t n, stc_b_expr *const *keys, stc_b_e
         pairs[i] = B_IR(pair);
     }
     ir_expr *list = builder_node(b, IR_LIST), *call = builder_node(b, IR_CALL);
-    ir_expr **args = ir_array(b->p, 1, sizeof *args);
+    ir_expr **args = stc__ir_array(b->p, 1, sizeof *args);
     if (!list || !call || !args) return builder_fail(b, "out of memory");
     list->u.agg.items = pairs;
     list->u.agg.nitems = (int)n;
@@ -189,7 +189,7 @@ stc_b_expr *stc_b_binop(stc_builder *b, const char *op, stc_b_expr *l, stc_b_exp
     if (!builder_ready(b)) return NULL;
     int found = -1;
     for (int i = OP_OR; op && i <= OP_MOD; i++)
-        if (strcmp(op, ir_binop_name((ir_binop)i)) == 0) found = i;
+        if (strcmp(op, stc__ir_binop_name((ir_binop)i)) == 0) found = i;
     if (found < 0) return builder_fail(b, "stc_b_binop: unknown operator");
     if (!l || !r) return builder_fail(b, "stc_b_binop: NULL operand");
     ir_expr *e = builder_node(b, IR_BINOP);
@@ -229,8 +229,8 @@ stc_b_expr *stc_b_call(stc_builder *b, const char *name, size_t n, stc_b_expr *c
     if (n > 0 && !args) return builder_fail(b, "stc_b_call: NULL argument array");
     if (n > 255) return builder_fail(b, "stc_b_call: too many arguments");
     ir_expr *e = builder_node(b, IR_CALL);
-    ir_expr **arr = ir_array(b->p, n, sizeof *arr);
-    const char *nm = arena_strdup(b->p->arena, name);
+    ir_expr **arr = stc__ir_array(b->p, n, sizeof *arr);
+    const char *nm = stc__arena_strdup(b->p->arena, name);
     if (!e || !arr || !nm) return builder_fail(b, "out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!args[i]) return builder_fail(b, "stc_b_call: NULL argument");
@@ -250,11 +250,11 @@ stc_b_expr *stc_b_case_sum(stc_builder *b, stc_b_expr *scrutinee,
     if (!builder_ready(b)) return NULL;
     if (!scrutinee || !on_inl || !on_inr) return builder_fail(b, "stc_b_case_sum: NULL operand");
     ir_expr *e = builder_node(b, IR_CASE);
-    ir_alt *alts = ir_array(b->p, 2, sizeof *alts);
+    ir_alt *alts = stc__ir_array(b->p, 2, sizeof *alts);
     if (!e || !alts) return builder_fail(b, "out of memory");
     for (int i = 0; i < 2; i++) {
         ir_var *v = builder_var(b, i == 0 ? "l" : "r");
-        ir_var **vars = ir_array(b->p, 1, sizeof *vars);
+        ir_var **vars = stc__ir_array(b->p, 1, sizeof *vars);
         if (!v || !vars) return builder_fail(b, "out of memory");
         vars[0] = v;
         stc_b_expr *body = (i == 0 ? on_inl : on_inr)(b, (stc_b_var *)v, ud);
@@ -276,7 +276,7 @@ stc_b_expr *stc_b_case_lit(stc_builder *b, stc_b_expr *scrutinee, size_t n,
     if (n > (size_t)1 << 20) return builder_fail(b, "stc_b_case_lit: too many alternatives");
     size_t nalts = n + (otherwise ? 1 : 0);
     ir_expr *e = builder_node(b, IR_CASE);
-    ir_alt *alts = ir_array(b->p, nalts, sizeof *alts);
+    ir_alt *alts = stc__ir_array(b->p, nalts, sizeof *alts);
     if (!e || !alts) return builder_fail(b, "out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!lits[i] || !arms[i]) return builder_fail(b, "stc_b_case_lit: NULL alternative");
@@ -297,7 +297,7 @@ stc_b_expr *stc_b_smap(stc_builder *b, stc_b_expr *list,
 {
     if (!builder_ready(b)) return NULL;
     if (!list || !body) return builder_fail(b, "stc_b_smap: NULL operand");
-    ir_fun *fn = ir_fun_new(b->p, "<fn>", builder_loc, 1);
+    ir_fun *fn = stc__ir_fun_new(b->p, "<fn>", builder_loc, 1);
     ir_var *x = builder_var(b, "x");
     ir_expr *lam = builder_node(b, IR_LAMBDA);
     if (!fn || !x || !lam) return builder_fail(b, "out of memory");
@@ -318,7 +318,7 @@ int stc_b_fun(stc_builder *b, const char *name, size_t nparams, const char *cons
         builder_fail(b, "stc_b_fun: bad arguments");
         return STC_EINVAL;
     }
-    ir_fun *fn = ir_fun_new(b->p, name, builder_loc, (int)nparams);
+    ir_fun *fn = stc__ir_fun_new(b->p, name, builder_loc, (int)nparams);
     if (!fn) { builder_fail(b, "out of memory"); return STC_ENOMEM; }
     for (size_t i = 0; i < nparams; i++) {
         fn->params[i] = builder_var(b, params[i]);
@@ -327,7 +327,7 @@ int stc_b_fun(stc_builder *b, const char *name, size_t nparams, const char *cons
     stc_b_expr *bd = body(b, (stc_b_var *const *)fn->params, ud);
     if (!bd) { builder_fail(b, "stc_b_fun: body is NULL"); return STC_EINVAL; }
     fn->body = B_IR(bd);
-    if (ir_add_fun(b->p, fn) != 0) { builder_fail(b, "out of memory"); return STC_ENOMEM; }
+    if (stc__ir_add_fun(b->p, fn) != 0) { builder_fail(b, "out of memory"); return STC_ENOMEM; }
     return 0;
 }
 
@@ -335,9 +335,9 @@ int stc_b_thread(stc_builder *b, const char *name, const char *fun, stc_b_expr *
 {
     if (!builder_ready(b)) return STC_EINVAL;
     if (!name || !fun) { builder_fail(b, "stc_b_thread: NULL name"); return STC_EINVAL; }
-    ir_thread *t = ir_thread_new(b->p, name, builder_loc);
-    const char *target = arena_strdup(b->p->arena, fun);
-    if (!t || !target || ir_add_thread(b->p, t) != 0) { builder_fail(b, "out of memory"); return STC_ENOMEM; }
+    ir_thread *t = stc__ir_thread_new(b->p, name, builder_loc);
+    const char *target = stc__arena_strdup(b->p->arena, fun);
+    if (!t || !target || stc__ir_add_thread(b->p, t) != 0) { builder_fail(b, "out of memory"); return STC_ENOMEM; }
     t->target = target;
     t->init = B_IR(init);
     return 0;
@@ -361,5 +361,5 @@ int stc_builder_finish(stc_builder *b, stc_program **out, stc_diags **diags)
     stc_diags *d = b->d;
     b->p = NULL;
     b->d = NULL;
-    return program_finish(p, d, out, diags);
+    return stc__program_finish(p, d, out, diags);
 }

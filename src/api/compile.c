@@ -7,12 +7,12 @@
 #include "ir/types.h"
 #include "lang/lang.h"
 
-int program_finish(ir_program *p, stc_diags *d, stc_program **out, stc_diags **diags)
+int stc__program_finish(ir_program *p, stc_diags *d, stc_program **out, stc_diags **diags)
 {
     /* Later passes assume a well-formed IR, so each runs only when the
      * earlier ones were clean. */
-    if (!diags_any(d)) ir_resolve(p, d);
-    if (!diags_any(d)) types_check(p, d);
+    if (!diags_any(d)) stc__ir_resolve(p, d);
+    if (!diags_any(d)) stc__types_check(p, d);
     int rc = 0;
     if (diags_any(d)) {
         rc = d->count == 0 ? STC_ENOMEM : STC_ECOMPILE;
@@ -25,7 +25,7 @@ int program_finish(ir_program *p, stc_diags *d, stc_program **out, stc_diags **d
             p = NULL;
         }
     }
-    ir_program_free(p);
+    stc__ir_program_free(p);
     if (diags && rc == STC_ECOMPILE) *diags = d;
     else stc_diags_free(d);
     return rc;
@@ -39,20 +39,20 @@ int stc_compile(stc_env *env, const char *src, size_t len, const char *filename,
     *out = NULL;
     if (!src) src = "";
     if (!filename) filename = "<input>";
-    stc_diags *d = diags_new(filename, src, len);
+    stc_diags *d = stc__diags_new(filename, src, len);
     if (!d) return STC_ENOMEM;
-    ir_program *p = lang_parse(src, len, filename, env, d);
+    ir_program *p = stc__lang_parse(src, len, filename, env, d);
     if (!p) {
         stc_diags_free(d);
         return STC_ENOMEM;
     }
-    return program_finish(p, d, out, diags);
+    return stc__program_finish(p, d, out, diags);
 }
 
 void stc_program_free(stc_program *prog)
 {
     if (!prog) return;
-    ir_program_free(prog->ir);
+    stc__ir_program_free(prog->ir);
     free(prog);
 }
 
@@ -68,5 +68,5 @@ const char *stc_program_thread_name(const stc_program *prog, size_t i)
 
 char *stc_program_graph(const stc_program *prog, int view)
 {
-    return prog ? flow_graph(prog->ir, view) : NULL;
+    return prog ? stc__flow_graph(prog->ir, view) : NULL;
 }

@@ -23,13 +23,13 @@ void stc_env_free(stc_env *env)
     if (!env) return;
     for (size_t i = 0; i < env->nthreads; i++) env_thread_free(env->threads[i]);
     free(env->threads);
-    ir_program_free(env->types);
+    stc__ir_program_free(env->types);
     free(env);
 }
 
-const stc_thread_def *env_find_thread(const stc_env *env, const char *name)
+const stc_thread_def *stc__env_find_thread(const stc_env *env, const char *name)
 {
-    const ir_cthread *ct = ir_cthread_find(env, name);
+    const ir_cthread *ct = stc__ir_cthread_find(env, name);
     return ct ? &ct->def : NULL;
 }
 
@@ -47,15 +47,15 @@ static bool env_valid_name(const char *s)
  * result as it is (ir/cthread.h): a type string is parsed once. */
 static int env_parse_type(stc_env *env, const char *text, bool must_be_fun, ir_type **out)
 {
-    if (!env->types && !(env->types = ir_program_new("<type>", NULL))) return STC_ENOMEM;
-    stc_diags *d = diags_new("<type>", text, strlen(text));
+    if (!env->types && !(env->types = stc__ir_program_new("<type>", NULL))) return STC_ENOMEM;
+    stc_diags *d = stc__diags_new("<type>", text, strlen(text));
     if (!d) return STC_ENOMEM;
     /* A type that fails to parse leaves its nodes in the arena until the
      * env is freed: a few bytes per rejected registration. */
-    ir_type *t = lang_parse_type(env->types, text, d);
+    ir_type *t = stc__lang_parse_type(env->types, text, d);
     int rc = t && !diags_any(d) ? 0 : STC_EINVAL;
     stc_diags_free(d);
-    if (rc == 0 && must_be_fun && ir_type_resolve(t)->kind != TY_FUN) rc = STC_EINVAL;
+    if (rc == 0 && must_be_fun && stc__ir_type_resolve(t)->kind != TY_FUN) rc = STC_EINVAL;
     if (rc == 0) *out = t;
     return rc;
 }
@@ -68,8 +68,8 @@ int stc_env_add_thread(stc_env *env, const stc_thread_def *def)
     if ((def->output_fn || def->state_fn) &&
         (!def->output_fn || !def->state_fn || def->access != STC_INDEPENDENT))
         return STC_EINVAL;
-    if (ir_cthread_find(env, def->name)) return STC_EEXIST;
-    if (ir_builtin_lookup(def->name) >= 0) return STC_EEXIST;
+    if (stc__ir_cthread_find(env, def->name)) return STC_EEXIST;
+    if (stc__ir_builtin_lookup(def->name) >= 0) return STC_EEXIST;
     ir_type *type = NULL, *state_type = NULL;
     int rc = env_parse_type(env, def->type, true, &type);
     if (rc == 0 && def->state_type) rc = env_parse_type(env, def->state_type, false, &state_type);

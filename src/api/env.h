@@ -7,6 +7,6 @@
 #include "stc.h"
 
 /* The registered C thread called `name`, or NULL. */
-const stc_thread_def *env_find_thread(const stc_env *env, const char *name);
+const stc_thread_def *stc__env_find_thread(const stc_env *env, const char *name);
 
 #endif

@@ -15,7 +15,7 @@ stc_pool *stc_pool_new(int workers)
         free(p);
         return NULL;
     }
-    if (!(p->sched = sched_pool_new(workers))) {
+    if (!(p->sched = stc__sched_pool_new(workers))) {
         pthread_mutex_destroy(&p->in_use);
         free(p);
         return NULL;
@@ -26,9 +26,9 @@ stc_pool *stc_pool_new(int workers)
 void stc_pool_free(stc_pool *p)
 {
     if (!p) return;
-    sched_pool_free(p->sched);
+    stc__sched_pool_free(p->sched);
     pthread_mutex_destroy(&p->in_use);
     free(p);
 }
 
-int stc_pool_workers(const stc_pool *p) { return p ? sched_pool_workers(p->sched) : 0; }
+int stc_pool_workers(const stc_pool *p) { return p ? stc__sched_pool_workers(p->sched) : 0; }

@@ -12,6 +12,6 @@ struct stc_program {
 /* Runs resolve and type checking on p and wraps it. Takes ownership of p
  * and of d (returned through diags when the caller wants it, else freed).
  * Returns 0, STC_ECOMPILE or STC_ENOMEM. */
-int program_finish(ir_program *p, stc_diags *d, stc_program **out, stc_diags **diags);
+int stc__program_finish(ir_program *p, stc_diags *d, stc_program **out, stc_diags **diags);
 
 #endif

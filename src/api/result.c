@@ -29,16 +29,16 @@ char *stc_result_to_json(const stc_result *r)
     if (!r) return NULL;
     buf b = BUF_INIT;
     /* The whole line is held to VAL_PRINT_MAX: NULL (E2BIG) beyond, like stc_value_to_json. */
-    buf_puts(&b, "{\"result\": ");
-    int rc = val_print_json(&b, r->value, VAL_PRINT_MAX - b.len);
-    buf_puts(&b, ", \"states\": {");
+    stc__buf_puts(&b, "{\"result\": ");
+    int rc = stc__val_print_json(&b, r->value, VAL_PRINT_MAX - b.len);
+    stc__buf_puts(&b, ", \"states\": {");
     for (size_t i = 0; rc == 0 && i < r->nstates; i++) {
-        if (i) buf_puts(&b, ", ");
-        buf_printf(&b, "\"%s\": ", r->names[i]); /* thread names are identifiers: no escaping */
-        rc = b.len < VAL_PRINT_MAX ? val_print_json(&b, r->states[i], VAL_PRINT_MAX - b.len) : STC_ELIMIT;
+        if (i) stc__buf_puts(&b, ", ");
+        stc__buf_printf(&b, "\"%s\": ", r->names[i]); /* thread names are identifiers: no escaping */
+        rc = b.len < VAL_PRINT_MAX ? stc__val_print_json(&b, r->states[i], VAL_PRINT_MAX - b.len) : STC_ELIMIT;
     }
-    buf_puts(&b, "}}");
-    return val_print_take(&b, rc);
+    stc__buf_puts(&b, "}}");
+    return stc__val_print_take(&b, rc);
 }
 
 stc_error_info stc_result_error(const stc_result *r)
@@ -52,17 +52,17 @@ char *stc_result_error_format(const stc_result *r)
     if (!r || !r->err.message) return NULL;
     const stc_error_info *e = &r->err;
     buf b = BUF_INIT;
-    if (e->file && e->line > 0) buf_printf(&b, "%s:%d:%d: ", e->file, e->line, e->col);
-    else if (e->file) buf_printf(&b, "%s: ", e->file);
-    buf_printf(&b, "error: %s", e->message);
+    if (e->file && e->line > 0) stc__buf_printf(&b, "%s:%d:%d: ", e->file, e->line, e->col);
+    else if (e->file) stc__buf_printf(&b, "%s: ", e->file);
+    stc__buf_printf(&b, "error: %s", e->message);
     /* a thread's name is cut as compile diagnostics cut names */
     int name_len = e->thread && strlen(e->thread) > DIAG_NAME_MAX ? DIAG_NAME_MAX : INT_MAX;
     const char *cut = name_len == INT_MAX ? "" : "...";
     if (e->thread && e->item >= 0)
-        buf_printf(&b, " (in thread '%.*s%s', smap item %lld)", name_len, e->thread, cut, e->item);
-    else if (e->thread) buf_printf(&b, " (in thread '%.*s%s')", name_len, e->thread, cut);
-    else if (e->item >= 0) buf_printf(&b, " (smap item %lld)", e->item);
-    return buf_take(&b);
+        stc__buf_printf(&b, " (in thread '%.*s%s', smap item %lld)", name_len, e->thread, cut, e->item);
+    else if (e->thread) stc__buf_printf(&b, " (in thread '%.*s%s')", name_len, e->thread, cut);
+    else if (e->item >= 0) stc__buf_printf(&b, " (smap item %lld)", e->item);
+    return stc__buf_take(&b);
 }
 
 stc_run_stats stc_result_stats(const stc_result *r)
@@ -70,7 +70,7 @@ stc_run_stats stc_result_stats(const stc_result *r)
     return r ? r->stats : (stc_run_stats){0};
 }
 
-void stc_result_free(stc_result *r) { result_free(r); }
+void stc_result_free(stc_result *r) { stc__result_free(r); }
 
 size_t stc_result_profile_count(const stc_result *r) { return r && r->profile ? r->profile->nstages : 0; }
 
@@ -89,10 +89,10 @@ double stc_result_profile_wall_ms(const stc_result *r, int pipeline)
 
 double stc_result_predict_speedup(const stc_result *r, int workers)
 {
-    return r && r->profile ? profile_predict(r->profile, workers) : 0;
+    return r && r->profile ? stc__profile_predict(r->profile, workers) : 0;
 }
 
-char *stc_result_profile_format(const stc_result *r) { return r ? profile_format(r->profile) : NULL; }
+char *stc_result_profile_format(const stc_result *r) { return r ? stc__profile_format(r->profile) : NULL; }
 
 bool stc_result_streamed(const stc_result *r) { return r && r->to_sink; }
 

@@ -36,10 +36,10 @@ bool stc_program_takes_input(const stc_program *prog) { return prog && prog->ir-
 
 int stc_run_stream(stc_program *prog, const stc_run_opts *opts, const stc_stream *io, stc_result **out)
 {
-    return run_testing(prog, opts, NULL, io, out);
+    return stc__run_testing(prog, opts, NULL, io, out);
 }
 
-int run_testing(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *testing, const stc_stream *io,
+int stc__run_testing(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *testing, const stc_stream *io,
                 stc_result **out)
 {
     if (!out) return STC_EINVAL;
@@ -71,9 +71,9 @@ int run_testing(stc_program *prog, const stc_run_opts *opts, const run_testing_o
 static int run_counted(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, sched_pool *pool,
                        const stc_stream *io, stc_result **out)
 {
-    bool was = val_counts_set_plain(true);
+    bool was = stc__val_counts_set_plain(true);
     int rc = run_with(prog, opts, t, pool, io, out);
-    val_counts_set_plain(was);
+    stc__val_counts_set_plain(was);
     return rc;
 }
 
@@ -89,39 +89,39 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testi
         if (!names) return STC_ENOMEM;
         for (int i = 0; i < p->nthreads; i++) names[i] = p->threads[i]->name;
     }
-    stc_result *res = result_new((size_t)p->nthreads, names);
+    stc_result *res = stc__result_new((size_t)p->nthreads, names);
     free(names);
     if (!res) return STC_ENOMEM;
     flow_runtime *rt = NULL;
     trace_writer *trace = NULL;
     if (!o.reference) {
         int workers = o.workers ? o.workers : run_default_workers();
-        if (o.trace_path && !(trace = trace_open(o.trace_path, workers, p->file ? p->file : "stc"))) {
+        if (o.trace_path && !(trace = stc__trace_open(o.trace_path, workers, p->file ? p->file : "stc"))) {
             stc_result_free(res);
             return errno == ENOMEM ? STC_ENOMEM : STC_EIO;
         }
         flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
                         .perturb_seed = t->perturb_seed, .watchdog_ms = t->watchdog_ms, .profile = o.profile,
                         .trace = trace, .pool = pool};
-        rt = flow_runtime_new(p, &fo);
+        rt = stc__flow_runtime_new(p, &fo);
         if (!rt) {
-            trace_close(trace);
+            stc__trace_close(trace);
             stc_result_free(res);
             return STC_ENOMEM;
         }
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = eval_run_hooked(p, res, rt ? flow_runtime_hooks(rt) : NULL, o.cancel, io);
+    int rc = stc__eval_run_hooked(p, res, rt ? stc__flow_runtime_hooks(rt) : NULL, o.cancel, io);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rt && o.profile) {
         double wall = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-        if (!(res->profile = flow_runtime_profile(rt, wall)) && rc == 0) rc = STC_ENOMEM;
+        if (!(res->profile = stc__flow_runtime_profile(rt, wall)) && rc == 0) rc = STC_ENOMEM;
     }
-    int trace_rc = trace_close(trace); /* before the runtime: it owns the stage names */
+    int trace_rc = stc__trace_close(trace); /* before the runtime: it owns the stage names */
     if (rt) {
-        res->stats = flow_runtime_stats(rt);
-        flow_runtime_free(rt);
+        res->stats = stc__flow_runtime_stats(rt);
+        stc__flow_runtime_free(rt);
     }
     if (trace_rc != 0 && rc == 0) {
         stc_result_free(res);

@@ -18,7 +18,7 @@ typedef struct run_testing_opts {
 
 /* stc_run_stream (io NULL: stc_run) with the testing options t (NULL:
  * none).  The reference evaluator ignores them. */
-int run_testing(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, const stc_stream *io,
+int stc__run_testing(stc_program *prog, const stc_run_opts *opts, const run_testing_opts *t, const stc_stream *io,
                 stc_result **out);
 
 #endif

@@ -47,8 +47,8 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     if (fe->kind == IR_THREADREF) {
         thread = fe->u.index;
         if (thread < 0 || thread >= cx->p->nthreads)
-            return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad thread reference");
-    } else if ((rc = eval_expr(cx, fe, fr, &fnv))) {
+            return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad thread reference");
+    } else if ((rc = stc__eval_expr(cx, fe, fr, &fnv))) {
         return rc;
     }
     const ir_expr *le = e->u.call.args[1];
@@ -62,14 +62,14 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         }
         rc = 0;
     }
-    if ((rc = eval_expr(cx, le, fr, &xs))) {
+    if ((rc = stc__eval_expr(cx, le, fr, &xs))) {
         val_release(fnv);
         return rc;
     }
     if (xs.tag != STC_T_LIST) {
         val_release(fnv);
         val_release(xs);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
     }
     if (cx->hooks) {
         eval_items items = {val_seq_items(xs), 0, val_seq_len(xs)};
@@ -82,19 +82,19 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         rc = 0;
     }
     size_t n = val_seq_len(xs);
-    stc_value r = val_seq_alloc(STC_T_LIST, n);
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) {
         val_release(fnv);
         val_release(xs);
-        return eval_oom(cx, loc);
+        return stc__eval_oom(cx, loc);
     }
     long long saved = cx->item;
     for (size_t i = 0; i < n && rc == 0; i++) {
         cx->item = (long long)i;
-        if ((rc = eval_check_cancel(cx, loc))) break;
+        if ((rc = stc__eval_check_cancel(cx, loc))) break;
         stc_value arg = val_retain(val_seq_items(xs)[i]);
-        if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &arg, loc, &val_seq_items(r)[i]);
-        else rc = eval_apply(cx, fnv, 1, &arg, loc, &val_seq_items(r)[i]);
+        if (thread >= 0) rc = stc__eval_call_thread(cx, thread, 1, &arg, loc, &val_seq_items(r)[i]);
+        else rc = stc__eval_apply(cx, fnv, 1, &arg, loc, &val_seq_items(r)[i]);
     }
     cx->item = saved;
     val_release(fnv);
@@ -107,15 +107,15 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     return 0;
 }
 
-int eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out)
+int stc__eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out)
 {
     /* [-2^63, 2^63): exactly the doubles that fit an int64_t. */
     if (!(r >= -9223372036854775808.0 && r < 9223372036854775808.0)) {
         buf b = BUF_INIT;
-        val_print_float(&b, x);
-        char *text = buf_take(&b);
-        if (!text) return eval_oom(cx, loc);
-        int rc = eval_error(cx, STC_ERUNTIME, loc, "%s: %s cannot be converted to int", name, text);
+        stc__val_print_float(&b, x);
+        char *text = stc__buf_take(&b);
+        if (!text) return stc__eval_oom(cx, loc);
+        int rc = stc__eval_error(cx, STC_ERUNTIME, loc, "%s: %s cannot be converted to int", name, text);
         free(text);
         return rc;
     }
@@ -127,10 +127,10 @@ static int eval_range(eval_ctx *cx, ir_loc loc, int64_t a, int64_t b, stc_value 
 {
     uint64_t n = b > a ? (uint64_t)b - (uint64_t)a : 0;
     if (n > (uint64_t)EVAL_MAX_RANGE)
-        return eval_error(cx, STC_ELIMIT, loc, "range: %" PRIu64 " items exceed the limit of %" PRId64,
+        return stc__eval_error(cx, STC_ELIMIT, loc, "range: %" PRIu64 " items exceed the limit of %" PRId64,
                           n, (int64_t)EVAL_MAX_RANGE);
-    stc_value r = val_seq_alloc(STC_T_LIST, (size_t)n);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, (size_t)n);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     for (uint64_t i = 0; i < n; i++) val_seq_items(r)[i] = stc_value_int((int64_t)((uint64_t)a + i));
     *out = r;
     return 0;
@@ -138,7 +138,7 @@ static int eval_range(eval_ctx *cx, ir_loc loc, int64_t a, int64_t b, stc_value 
 
 static int eval_bad(eval_ctx *cx, ir_loc loc, const char *name)
 {
-    return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
+    return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
 }
 
 /* The builtins other than smap, on evaluated args (borrowed). */
@@ -156,7 +156,7 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
         size_t n = val_seq_len(a[0]);
         int64_t i = a[1].as.i;
         if (i < 0 || (uint64_t)i >= n)
-            return eval_error(cx, STC_ERUNTIME, loc,
+            return stc__eval_error(cx, STC_ERUNTIME, loc,
                               "nth: index %" PRId64 " out of range for a list of length %zu", i, n);
         *out = val_retain(val_seq_items(a[0])[i]);
         return 0;
@@ -178,12 +178,12 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
         }
         if (a[0].tag != STC_T_FLOAT) return eval_bad(cx, loc, name);
         double x = a[0].as.f; /* trunc/round keep NaN and inf, which the range check rejects */
-        return eval_to_int(cx, loc, name, x, bi == BI_INT ? trunc(x) : round(x), out);
+        return stc__eval_to_int(cx, loc, name, x, bi == BI_INT ? trunc(x) : round(x), out);
     }
     case BI_SIN_ITER: {
         if (a[0].tag != STC_T_INT || a[1].tag != STC_T_FLOAT) return eval_bad(cx, loc, "sin_iter");
         int64_t n = a[0].as.i;
-        if (n < 0) return eval_error(cx, STC_ERUNTIME, loc, "sin_iter: negative count %" PRId64, n);
+        if (n < 0) return stc__eval_error(cx, STC_ERUNTIME, loc, "sin_iter: negative count %" PRId64, n);
         double x = a[1].as.f;
         for (int64_t i = 0; i < n; i++) x += sin(x);
         *out = stc_value_float(x);
@@ -196,7 +196,7 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
     case BI_PARSE_INT:
     case BI_PARSE_FLOAT:
     case BI_TRY_INT:
-    case BI_TRY_FLOAT: return eval_string_builtin(cx, bi, loc, a, out);
+    case BI_TRY_FLOAT: return stc__eval_string_builtin(cx, bi, loc, a, out);
     case BI_FOLD:
     case BI_FILTER:
     case BI_APPEND:
@@ -204,7 +204,7 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
     case BI_SORT:
     case BI_ZIP:
     case BI_TAKE:
-    case BI_DROP: return eval_list_builtin(cx, bi, loc, a, out);
+    case BI_DROP: return stc__eval_list_builtin(cx, bi, loc, a, out);
     case BI_SLICE:
     case BI_FIND:
     case BI_STARTS_WITH:
@@ -214,7 +214,7 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
     case BI_UPPER:
     case BI_TRIM:
     case BI_JOIN:
-    case BI_REPLACE: return eval_text_builtin(cx, bi, loc, a, out);
+    case BI_REPLACE: return stc__eval_text_builtin(cx, bi, loc, a, out);
     case BI_ABS:
     case BI_MIN:
     case BI_MAX:
@@ -223,19 +223,19 @@ static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value 
     case BI_CEIL:
     case BI_POW:
     case BI_EXP:
-    case BI_LOG: return eval_math_builtin(cx, bi, loc, a, out);
+    case BI_LOG: return stc__eval_math_builtin(cx, bi, loc, a, out);
     default: return eval_bad(cx, loc, "?");
     }
 }
 
-int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     ir_loc loc = e->u.call.callee_loc;
     int bi = e->u.call.callee.index;
-    if (bi < 0 || bi >= BI_COUNT_ || e->u.call.nargs != ir_builtins[bi].arity)
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
-    if (bi >= BI_GET && bi <= BI_TO_MAP) return eval_map_builtin(cx, e, fr, out);
-    if (e->u.call.nargs > 3) return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
+    if (bi < 0 || bi >= BI_COUNT_ || e->u.call.nargs != stc__ir_builtins[bi].arity)
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
+    if (bi >= BI_GET && bi <= BI_TO_MAP) return stc__eval_map_builtin(cx, e, fr, out);
+    if (e->u.call.nargs > 3) return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
     if (bi == BI_SMAP) return eval_smap(cx, e, fr, out);
     stc_value a[3] = {eval_unit, eval_unit, eval_unit};
     bool owned[3] = {false, false, false};

@@ -1,6 +1,6 @@
 /* eval.c - the reference evaluator: expressions, patterns, applications.
  *
- * Plain call-by-value, left to right.  Frames follow ir_resolve's layout
+ * Plain call-by-value, left to right.  Frames follow stc__ir_resolve's layout
  * (captures, then params, then binders); slots hold owned references and
  * are released when their scope ends and again (for safety) when the
  * activation returns.  Threads and thread states are in threads.c,
@@ -29,7 +29,7 @@ static const stc_value eval_unit = {.tag = STC_T_UNIT};
 
 /* ---- Context and errors ------------------------------------------------ */
 
-void eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states)
+void stc__eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states)
 {
     memset(cx, 0, sizeof *cx);
     cx->p = p;
@@ -40,7 +40,7 @@ void eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states)
 
 static void eval_tail_drop(eval_ctx *cx);
 
-void eval_ctx_fini(eval_ctx *cx)
+void stc__eval_ctx_fini(eval_ctx *cx)
 {
     eval_tail_drop(cx);
     free(cx->err.message);
@@ -55,8 +55,8 @@ static int eval_verror(eval_ctx *cx, int code, ir_loc loc, const char *fmt, va_l
 {
     if (cx->err.code) return code;
     buf b = BUF_INIT;
-    buf_vprintf(&b, fmt, ap);
-    cx->err.message = buf_take(&b);
+    stc__buf_vprintf(&b, fmt, ap);
+    cx->err.message = stc__buf_take(&b);
     /* Without memory for the message the error is reported as what it became. */
     cx->err.code = cx->err.message ? code : STC_ENOMEM;
     cx->err.loc = loc;
@@ -65,7 +65,7 @@ static int eval_verror(eval_ctx *cx, int code, ir_loc loc, const char *fmt, va_l
     return code;
 }
 
-int eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
+int stc__eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -74,28 +74,28 @@ int eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
     return code;
 }
 
-int eval_check_cancel(eval_ctx *cx, ir_loc loc)
+int stc__eval_check_cancel(eval_ctx *cx, ir_loc loc)
 {
-    return cancel_raised(cx->cancel) ? eval_error(cx, STC_ECANCELED, loc, "run cancelled") : 0;
+    return cancel_raised(cx->cancel) ? stc__eval_error(cx, STC_ECANCELED, loc, "run cancelled") : 0;
 }
 
-int eval_oom(eval_ctx *cx, ir_loc loc) { return eval_error(cx, STC_ENOMEM, loc, "out of memory"); }
+int stc__eval_oom(eval_ctx *cx, ir_loc loc) { return stc__eval_error(cx, STC_ENOMEM, loc, "out of memory"); }
 
-eval_err eval_error_take(eval_ctx *cx)
+eval_err stc__eval_error_take(eval_ctx *cx)
 {
     eval_err err = cx->err;
     cx->err = (eval_err){.item = -1};
     return err;
 }
 
-int eval_error_adopt(eval_ctx *cx, eval_err err)
+int stc__eval_error_adopt(eval_ctx *cx, eval_err err)
 {
     if (cx->err.code == 0) cx->err = err;
     else free(err.message);
     return err.code;
 }
 
-void eval_ctx_share(eval_ctx *wcx, const eval_ctx *cx)
+void stc__eval_ctx_share(eval_ctx *wcx, const eval_ctx *cx)
 {
     wcx->states = cx->states;
     wcx->cancel = cx->cancel;
@@ -108,7 +108,7 @@ static void eval_release_n(stc_value *v, size_t n)
 
 /* ---- Applications -------------------------------------------------------- */
 
-int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_value *args,
+int stc__eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_value *args,
                     stc_value *dst, ir_loc loc)
 {
     if (nargs == k) {
@@ -126,17 +126,17 @@ int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_
             return 0;
         }
         stc_value t = stc_value_new_tuple(nargs, args); /* consumes args */
-        if (t.tag == STC_T_INVALID) return eval_oom(cx, loc);
+        if (t.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
         dst[0] = t;
         return 0;
     }
     if (k == 0 && nargs == 1 && args[0].tag == STC_T_UNIT) return 0;
     eval_release_n(args, nargs);
-    return eval_error(cx, STC_ERUNTIME, loc, "internal error: '%s' takes %zu arguments, %zu given",
+    return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: '%s' takes %zu arguments, %zu given",
                       what, k, nargs);
 }
 
-/* Whether fn's params sit right after its captures (ir_resolve's layout):
+/* Whether fn's params sit right after its captures (stc__ir_resolve's layout):
  * then args can be evaluated straight into the callee's frame.  Inline: out
  * of line it cost fib(25) 3% of its instructions, more than the tail-call
  * tests on the call path (docs/DESIGN.md 2). */
@@ -156,11 +156,11 @@ static int eval_tail_resume(eval_ctx *cx);
  * then the tail calls it ends in, in the same frame when they fit. */
 static int eval_invoke(eval_ctx *cx, const ir_fun *fn, stc_value *slots, ir_loc loc, stc_value *out)
 {
-    if (cx->depth >= EVAL_MAX_DEPTH) return eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
-    if (cancel_raised(cx->cancel)) return eval_check_cancel(cx, loc);
+    if (cx->depth >= EVAL_MAX_DEPTH) return stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    if (cancel_raised(cx->cancel)) return stc__eval_check_cancel(cx, loc);
     eval_frame fr = {slots, fn};
     cx->depth++;
-    int rc = eval_expr(cx, fn->body, &fr, out);
+    int rc = stc__eval_expr(cx, fn->body, &fr, out);
     if (rc == EVAL_TAIL) rc = eval_tail_resume(cx); /* in fr, into out */
     cx->depth--;
     return rc;
@@ -181,40 +181,40 @@ static void eval_frame_free(stc_value *slots, stc_value *small, size_t n)
     if (slots != small) free(slots);
 }
 
-int eval_call_fun(eval_ctx *cx, const ir_fun *fn, const stc_value *caps, size_t nargs,
+int stc__eval_call_fun(eval_ctx *cx, const ir_fun *fn, const stc_value *caps, size_t nargs,
                   stc_value *args, ir_loc loc, stc_value *out)
 {
     *out = eval_unit;
     size_t nslots = fn->nslots > 0 ? (size_t)fn->nslots : 0;
     size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
     size_t k = fn->nparams > 0 ? (size_t)fn->nparams : 0;
-    if (!eval_direct_layout(fn)) { /* never produced by ir_resolve: refuse, do not guess */
+    if (!eval_direct_layout(fn)) { /* never produced by stc__ir_resolve: refuse, do not guess */
         eval_release_n(args, nargs);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad frame for '%s'", fn->name);
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad frame for '%s'", fn->name);
     }
     stc_value small[EVAL_SMALL];
     stc_value *slots = eval_frame_new(small, nslots);
     if (!slots) {
         eval_release_n(args, nargs);
-        return eval_oom(cx, loc);
+        return stc__eval_oom(cx, loc);
     }
-    int rc = eval_adapt_args(cx, fn->name, k, nargs, args, slots + ncaps, loc);
+    int rc = stc__eval_adapt_args(cx, fn->name, k, nargs, args, slots + ncaps, loc);
     for (size_t i = 0; caps && i < ncaps; i++) slots[i] = val_retain(caps[i]);
     if (rc == 0) rc = eval_invoke(cx, fn, slots, loc, out);
     eval_frame_free(slots, small, nslots);
     return rc;
 }
 
-int eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, ir_loc loc,
+int stc__eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, ir_loc loc,
                stc_value *out)
 {
     *out = eval_unit;
     if (fnv.tag != STC_T_FUNC) {
         eval_release_n(args, nargs);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: calling a non-function value");
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: calling a non-function value");
     }
     val_func *f = val_as_func(fnv);
-    return eval_call_fun(cx, f->code, f->caps, nargs, args, loc, out);
+    return stc__eval_call_fun(cx, f->code, f->caps, nargs, args, loc, out);
 }
 
 /* Evaluates the n args of call e into a (n entries); on error releases
@@ -223,7 +223,7 @@ int eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, ir_lo
 static int eval_args_into(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *a)
 {
     for (int i = 0; i < e->u.call.nargs; i++) {
-        int rc = eval_expr(cx, e->u.call.args[i], fr, &a[i]);
+        int rc = stc__eval_expr(cx, e->u.call.args[i], fr, &a[i]);
         if (rc) {
             eval_release_n(a, (size_t)i);
             for (int k = 0; k < i; k++) a[k] = eval_unit;
@@ -234,11 +234,11 @@ static int eval_args_into(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_va
 }
 
 /* ---- Tail calls ------------------------------------------------------------
- * A call marked tail (ir_resolve: a call to a function, by name or through
+ * A call marked tail (stc__ir_resolve: a call to a function, by name or through
  * a function value, in tail position of its function's body) evaluates its
  * callee and args as any call does, leaves them in cx->tail and returns
  * EVAL_TAIL up through the if, case and let evaluators to the activation
- * running the body (eval_invoke, or the runtime through eval_tail_run),
+ * running the body (eval_invoke, or the runtime through stc__eval_tail_run),
  * whose loop runs it in place: constant depth and C stack (docs/DESIGN.md
  * 2).  Marks are only on tail chains down from function bodies, so
  * EVAL_TAIL reaches nothing but those activations. */
@@ -273,14 +273,14 @@ EVAL_NOINLINE static int eval_tail_prepare(eval_ctx *cx, const ir_expr *e, eval_
     }
     if (!fn) {
         val_release(fnv);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
     }
     /* The args go to a local array first: evaluating them may run other
      * functions' tail calls through cx->tail. */
     size_t n = (size_t)e->u.call.nargs;
     stc_value small[EVAL_TAIL_ARGS];
     stc_value *args = n <= EVAL_TAIL_ARGS ? small : malloc(n * sizeof *args);
-    int rc = args ? eval_args_into(cx, e, fr, args) : eval_oom(cx, loc);
+    int rc = args ? eval_args_into(cx, e, fr, args) : stc__eval_oom(cx, loc);
     if (rc) {
         if (args != small) free(args);
         val_release(fnv);
@@ -318,29 +318,29 @@ EVAL_NOINLINE static int eval_tail_loop(eval_ctx *cx, stc_value *frame, size_t c
         size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
         size_t k = fn->nparams > 0 ? (size_t)fn->nparams : 0;
         rc = 0;
-        if (!eval_direct_layout(fn)) { /* as eval_call_fun */
-            rc = eval_error(cx, STC_ERUNTIME, t.loc, "internal error: bad frame for '%s'", fn->name);
+        if (!eval_direct_layout(fn)) { /* as stc__eval_call_fun */
+            rc = stc__eval_error(cx, STC_ERUNTIME, t.loc, "internal error: bad frame for '%s'", fn->name);
         } else if (nslots > cap) {
             stc_value *grown = realloc(own, nslots * sizeof *grown);
-            if (!grown) rc = eval_oom(cx, t.loc);
+            if (!grown) rc = stc__eval_oom(cx, t.loc);
             else {
                 own = slots = grown;
                 for (size_t i = cap = nslots; i-- > 0;) slots[i] = eval_unit;
             }
         }
         if (rc) eval_release_n(args, t.nargs);
-        else rc = eval_adapt_args(cx, fn->name, k, t.nargs, args, slots + ncaps, t.loc);
+        else rc = stc__eval_adapt_args(cx, fn->name, k, t.nargs, args, slots + ncaps, t.loc);
         free(t.big);
         if (t.fnv.tag == STC_T_FUNC)
             for (size_t i = 0; rc == 0 && i < ncaps; i++) slots[i] = val_retain(val_as_func(t.fnv)->caps[i]);
         val_release(t.fnv);
         if (rc) break;
         if (cancel_raised(cx->cancel)) {
-            rc = eval_check_cancel(cx, t.loc);
+            rc = stc__eval_check_cancel(cx, t.loc);
             break;
         }
         eval_frame fr = {slots, fn};
-        rc = eval_expr(cx, fn->body, &fr, out);
+        rc = stc__eval_expr(cx, fn->body, &fr, out);
     } while (rc == EVAL_TAIL);
     if (own) {
         eval_release_n(own, cap);
@@ -358,10 +358,10 @@ EVAL_NOINLINE static int eval_tail_resume(eval_ctx *cx)
     return eval_tail_loop(cx, fr->slots, fr->fn && fr->fn->nslots > 0 ? (size_t)fr->fn->nslots : 0, cx->tail.out);
 }
 
-int eval_tail_run(eval_ctx *cx, stc_value *out)
+int stc__eval_tail_run(eval_ctx *cx, stc_value *out)
 {
     *out = eval_unit;
-    if (!cx->tail.fn) return eval_error(cx, STC_ERUNTIME, cx->tail.loc, "internal error: no tail call pending");
+    if (!cx->tail.fn) return stc__eval_error(cx, STC_ERUNTIME, cx->tail.loc, "internal error: no tail call pending");
     stc_value small[EVAL_SMALL];
     for (size_t i = 0; i < EVAL_SMALL; i++) small[i] = eval_unit;
     int rc = eval_tail_loop(cx, small, EVAL_SMALL, out);
@@ -369,8 +369,8 @@ int eval_tail_run(eval_ctx *cx, stc_value *out)
     return rc;
 }
 
-/* The general call path: args into an array, then eval_call_thread /
- * eval_call_fun (which adapt the argument count).  Kept out of line so
+/* The general call path: args into an array, then stc__eval_call_thread /
+ * stc__eval_call_fun (which adapt the argument count).  Kept out of line so
  * that its array does not weigh on the recursive path. */
 EVAL_NOINLINE static int eval_call_general(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
                                            const ir_fun *fn, const stc_value *caps, stc_value *out)
@@ -379,11 +379,11 @@ EVAL_NOINLINE static int eval_call_general(eval_ctx *cx, const ir_expr *e, eval_
     size_t n = (size_t)e->u.call.nargs;
     stc_value small[EVAL_SMALL];
     stc_value *args = n <= EVAL_SMALL ? small : malloc(n * sizeof *args);
-    if (!args) return eval_oom(cx, loc);
+    if (!args) return stc__eval_oom(cx, loc);
     int rc = eval_args_into(cx, e, fr, args);
     if (rc == 0) {
-        if (e->u.call.kind == CALL_THREAD) rc = eval_call_thread(cx, e->u.call.callee.index, n, args, loc, out);
-        else rc = eval_call_fun(cx, fn, caps, n, args, loc, out);
+        if (e->u.call.kind == CALL_THREAD) rc = stc__eval_call_thread(cx, e->u.call.callee.index, n, args, loc, out);
+        else rc = stc__eval_call_fun(cx, fn, caps, n, args, loc, out);
     }
     if (args != small) free(args);
     return rc;
@@ -425,7 +425,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
     }
     if (!fn) {
         val_release(callee);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: unresolved call");
     }
     size_t nslots = fn->nslots > 0 ? (size_t)fn->nslots : 0;
     size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
@@ -437,7 +437,7 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         stc_value *slots = eval_frame_new(small, nslots);
         if (!slots) {
             val_release(callee);
-            return eval_oom(cx, loc);
+            return stc__eval_oom(cx, loc);
         }
         rc = eval_args_into(cx, e, fr, slots + ncaps);
         if (rc == 0 && thread < 0) {
@@ -446,10 +446,10 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
         } else if (rc == 0) {
             const char *saved = cx->thread;
             cx->thread = p->threads[thread]->name;
-            slots[fn->nparams - 1] = eval_state_take(cx, thread);
+            slots[fn->nparams - 1] = stc__eval_state_take(cx, thread);
             stc_value pair;
             rc = eval_invoke(cx, fn, slots, loc, &pair);
-            if (rc == 0) rc = eval_thread_result(cx, thread, pair, loc, out);
+            if (rc == 0) rc = stc__eval_thread_result(cx, thread, pair, loc, out);
             cx->thread = saved;
         }
         eval_frame_free(slots, small, nslots);
@@ -472,11 +472,11 @@ static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, 
         case OP_SUB: r = (int64_t)(x - y); break;
         case OP_MUL: r = (int64_t)(x * y); break;
         case OP_DIV:
-            if (b.as.i == 0) return eval_error(cx, STC_ERUNTIME, e->loc, "division by zero");
+            if (b.as.i == 0) return stc__eval_error(cx, STC_ERUNTIME, e->loc, "division by zero");
             r = b.as.i == -1 ? (int64_t)(0 - x) : a.as.i / b.as.i;
             break;
         default: /* OP_MOD */
-            if (b.as.i == 0) return eval_error(cx, STC_ERUNTIME, e->loc, "modulo by zero");
+            if (b.as.i == 0) return stc__eval_error(cx, STC_ERUNTIME, e->loc, "modulo by zero");
             r = b.as.i == -1 ? 0 : a.as.i % b.as.i;
             break;
         }
@@ -495,8 +495,8 @@ static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, 
         *out = stc_value_float(r);
         return 0;
     }
-    return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
-                      ir_binop_name(op));
+    return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
+                      stc__ir_binop_name(op));
 }
 
 static int eval_compare(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, stc_value *out)
@@ -509,11 +509,11 @@ static int eval_compare(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b
         double x = a.as.f, y = b.as.f;
         r = op == OP_LT ? x < y : op == OP_LE ? x <= y : op == OP_GT ? x > y : x >= y;
     } else if (a.tag == b.tag && (a.tag == STC_T_INT || a.tag == STC_T_STR)) {
-        int c = val_compare(a, b);
+        int c = stc__val_compare(a, b);
         r = op == OP_LT ? c < 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0;
     } else {
-        return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
-                          ir_binop_name(op));
+        return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
+                          stc__ir_binop_name(op));
     }
     *out = stc_value_bool(r);
     return 0;
@@ -530,19 +530,19 @@ static int eval_binop_with(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
     if (op == OP_AND || op == OP_OR) { /* bools: nothing to count */
         if (a.tag != STC_T_BOOL) {
             if (own_a) val_release(a);
-            return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
-                              ir_binop_name(op));
+            return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
+                              stc__ir_binop_name(op));
         }
         if (a.as.b == (op == OP_OR)) { /* short-circuit */
             *out = a;
             return 0;
         }
-        rc = eval_expr(cx, e->b, fr, &b);
+        rc = stc__eval_expr(cx, e->b, fr, &b);
         if (rc) return rc;
         if (b.tag != STC_T_BOOL) {
             val_release(b);
-            return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
-                              ir_binop_name(op));
+            return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
+                              stc__ir_binop_name(op));
         }
         *out = b;
         return 0;
@@ -566,9 +566,9 @@ static int eval_binop_with(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
 EVAL_NOINLINE static int eval_chain(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     ir_chain ch;
-    if (!ir_chain_init(&ch, e)) {
-        ir_chain_free(&ch);
-        return eval_oom(cx, e->loc);
+    if (!stc__ir_chain_init(&ch, e)) {
+        stc__ir_chain_free(&ch);
+        return stc__eval_oom(cx, e->loc);
     }
     stc_value acc;
     bool own;
@@ -579,7 +579,7 @@ EVAL_NOINLINE static int eval_chain(eval_ctx *cx, const ir_expr *e, eval_frame *
         acc = r;
         own = true;
     }
-    ir_chain_free(&ch);
+    stc__ir_chain_free(&ch);
     if (rc == 0) *out = own ? acc : val_retain(acc);
     return rc;
 }
@@ -597,24 +597,24 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
 EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value a;
-    int rc = eval_expr(cx, e->a, fr, &a);
+    int rc = stc__eval_expr(cx, e->a, fr, &a);
     if (rc) return rc;
     if (e->u.unop == OP_NOT && a.tag == STC_T_BOOL) *out = stc_value_bool(!a.as.b);
     else if (e->u.unop == OP_NEG && a.tag == STC_T_INT) *out = stc_value_int((int64_t)(0 - (uint64_t)a.as.i));
     else if (e->u.unop == OP_NEG && a.tag == STC_T_FLOAT) *out = stc_value_float(-a.as.f);
     else {
         val_release(a);
-        return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operand for '%s'",
-                          ir_unop_name(e->u.unop));
+        return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operand for '%s'",
+                          stc__ir_unop_name(e->u.unop));
     }
     return 0;
 }
 
 /* ---- Binders and patterns ------------------------------------------------ */
 
-int eval_let_error(eval_ctx *cx, const ir_expr *e)
+int stc__eval_let_error(eval_ctx *cx, const ir_expr *e)
 {
-    return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
+    return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: let-tuple arity mismatch");
 }
 
 EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
@@ -624,10 +624,10 @@ EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr
         if (rc != EVAL_DECLINED) return rc;
     }
     stc_value v;
-    int rc = eval_expr(cx, e->a, fr, &v);
+    int rc = stc__eval_expr(cx, e->a, fr, &v);
     if (rc) return rc;
     if ((rc = eval_let_bind(cx, e, fr, v))) return rc;
-    rc = eval_expr(cx, e->b, fr, out);
+    rc = stc__eval_expr(cx, e->b, fr, out);
     eval_let_unbind(fr, e);
     return rc;
 }
@@ -655,7 +655,7 @@ static bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
     return false;
 }
 
-int eval_case_select(eval_ctx *cx, const ir_expr *e, stc_value v, eval_frame *fr, int *alt)
+int stc__eval_case_select(eval_ctx *cx, const ir_expr *e, stc_value v, eval_frame *fr, int *alt)
 {
     for (int i = 0; i < e->u.cas.nalts; i++) {
         if (eval_case_match(&e->u.cas.alts[i], v, fr)) {
@@ -665,10 +665,10 @@ int eval_case_select(eval_ctx *cx, const ir_expr *e, stc_value v, eval_frame *fr
     }
     /* Quote a long value only in part: its text may be huge. */
     buf b = BUF_INIT;
-    val_print_text_brief(&b, v, VAL_PRINT_BRIEF);
-    char *text = buf_take(&b);
-    if (!text) return eval_oom(cx, e->loc);
-    int rc = eval_error(cx, STC_ERUNTIME, e->loc, "no case alternative matches %s", text);
+    stc__val_print_text_brief(&b, v, VAL_PRINT_BRIEF);
+    char *text = stc__buf_take(&b);
+    if (!text) return stc__eval_oom(cx, e->loc);
+    int rc = stc__eval_error(cx, STC_ERUNTIME, e->loc, "no case alternative matches %s", text);
     free(text);
     return rc;
 }
@@ -680,11 +680,11 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
     int rc = eval_operand(cx, e->a, fr, &v, &owned);
     if (rc) return rc;
     int i;
-    rc = eval_case_select(cx, e, v, fr, &i);
+    rc = stc__eval_case_select(cx, e, v, fr, &i);
     if (owned) val_release(v);
     if (rc) return rc;
     const ir_alt *alt = &e->u.cas.alts[i];
-    rc = eval_expr(cx, alt->body, fr, out);
+    rc = stc__eval_expr(cx, alt->body, fr, out);
     eval_unbind(fr, alt->vars, alt->nvars);
     return rc;
 }
@@ -698,11 +698,11 @@ EVAL_NOINLINE static int eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr
         if (rc != EVAL_DECLINED) return rc;
     }
     size_t n = (size_t)e->u.agg.nitems;
-    stc_value s = val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
-    if (s.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
+    stc_value s = stc__val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
+    if (s.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     stc_value *items = val_seq_items(s);
     for (size_t i = 0; i < n; i++) {
-        int rc = eval_expr(cx, e->u.agg.items[i], fr, &items[i]);
+        int rc = stc__eval_expr(cx, e->u.agg.items[i], fr, &items[i]);
         if (rc) {
             val_release(s); /* the remaining items are unit */
             return rc;
@@ -716,8 +716,8 @@ EVAL_NOINLINE static int eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame 
 {
     const ir_fun *fn = e->u.fn;
     size_t n = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
-    stc_value c = val_func_alloc(fn, n);
-    if (c.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
+    stc_value c = stc__val_func_alloc(fn, n);
+    if (c.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     for (size_t i = 0; i < n; i++) val_as_func(c)->caps[i] = val_retain(fr->slots[fn->captures[i]->slot]);
     *out = c;
     return 0;
@@ -726,30 +726,30 @@ EVAL_NOINLINE static int eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame 
 EVAL_NOINLINE static int eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value v;
-    int rc = eval_expr(cx, e->a, fr, &v);
+    int rc = stc__eval_expr(cx, e->a, fr, &v);
     if (rc) return rc;
     v = e->kind == IR_INL ? stc_value_new_inl(v) : stc_value_new_inr(v);
-    if (v.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
+    if (v.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     *out = v;
     return 0;
 }
 
-int eval_if_error(eval_ctx *cx, const ir_expr *e)
+int stc__eval_if_error(eval_ctx *cx, const ir_expr *e)
 {
-    return eval_error(cx, STC_ERUNTIME, e->loc, "internal error: 'if' on a non-bool");
+    return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: 'if' on a non-bool");
 }
 
 EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value c;
     bool then = false;
-    int rc = eval_expr(cx, e->a, fr, &c);
+    int rc = stc__eval_expr(cx, e->a, fr, &c);
     if (rc) return rc;
     if ((rc = eval_if_test(cx, e, c, &then))) {
         val_release(c);
         return rc;
     }
-    return eval_expr(cx, then ? e->b : e->c, fr, out);
+    return stc__eval_expr(cx, then ? e->b : e->c, fr, out);
 }
 
 /* ---- C stack segments ------------------------------------------------------
@@ -780,8 +780,8 @@ static void *eval_segment_main(void *arg)
 {
     eval_segment *sg = arg;
     /* The parent waits in pthread_join: its values are this thread's now. */
-    val_counts_set_plain(sg->plain_counts);
-    sg->rc = eval_expr(sg->cx, sg->e, sg->fr, sg->out); /* sets the new stack base */
+    stc__val_counts_set_plain(sg->plain_counts);
+    sg->rc = stc__eval_expr(sg->cx, sg->e, sg->fr, sg->out); /* sets the new stack base */
     return NULL;
 }
 
@@ -803,11 +803,11 @@ static void *eval_segment_stack(eval_ctx *cx, int level)
 EVAL_NOINLINE static int eval_on_new_stack(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
                                            stc_value *out)
 {
-    eval_segment sg = {cx, e, fr, out, 0, val_counts_plain};
+    eval_segment sg = {cx, e, fr, out, 0, stc__val_counts_plain};
     void *stack = eval_segment_stack(cx, cx->seg_level);
     pthread_attr_t attr;
     pthread_t th;
-    if (!stack || pthread_attr_init(&attr) != 0) return eval_oom(cx, e->loc);
+    if (!stack || pthread_attr_init(&attr) != 0) return stc__eval_oom(cx, e->loc);
     int err = pthread_attr_setstack(&attr, stack, EVAL_SEGMENT_STACK);
     uintptr_t saved = cx->stack_base;
     cx->stack_base = 0;
@@ -817,13 +817,13 @@ EVAL_NOINLINE static int eval_on_new_stack(eval_ctx *cx, const ir_expr *e, eval_
     if (err == 0) pthread_join(th, NULL);
     cx->seg_level--;
     cx->stack_base = saved;
-    if (err != 0) return eval_error(cx, STC_ENOMEM, e->loc, "out of memory (cannot grow the stack)");
+    if (err != 0) return stc__eval_error(cx, STC_ENOMEM, e->loc, "out of memory (cannot grow the stack)");
     return sg.rc;
 }
 
 /* ---- Dispatch -------------------------------------------------------------- */
 
-int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     *out = eval_unit;
     switch (e->kind) { /* leaves first: they do not recurse */
@@ -831,8 +831,8 @@ int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
     case IR_VAR: *out = val_retain(fr->slots[e->u.var->slot]); return 0;
     case IR_FUNREF:
         if (e->u.index < 0 || e->u.index >= cx->p->nfuns) break;
-        *out = val_func_alloc(cx->p->funs[e->u.index], 0);
-        return out->tag == STC_T_INVALID ? eval_oom(cx, e->loc) : 0;
+        *out = stc__val_func_alloc(cx->p->funs[e->u.index], 0);
+        return out->tag == STC_T_INVALID ? stc__eval_oom(cx, e->loc) : 0;
     case IR_LAMBDA: return eval_lambda(cx, e, fr, out);
     default: break;
     }
@@ -852,12 +852,12 @@ int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
     case IR_BINOP: rc = eval_binop(cx, e, fr, out); break;
     case IR_UNOP: rc = eval_unop(cx, e, fr, out); break;
     case IR_CALL: /* builtins apart: eval_call's frame would weigh on smap's recursion */
-        rc = e->u.call.kind == CALL_BUILTIN ? eval_builtin(cx, e, fr, out) : eval_call(cx, e, fr, out);
+        rc = e->u.call.kind == CALL_BUILTIN ? stc__eval_builtin(cx, e, fr, out) : eval_call(cx, e, fr, out);
         break;
     case IR_TUPLE:
     case IR_LIST: rc = eval_seq(cx, e, fr, out); break;
     default: /* IR_NAME, IR_THREADREF outside smap, bad indices: a malformed IR */
-        rc = eval_error(cx, STC_ERUNTIME, e->loc, "internal error: unexpected expression kind %d",
+        rc = stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: unexpected expression kind %d",
                         (int)e->kind);
         break;
     }

@@ -11,16 +11,16 @@
 /* Evaluates main of a resolved, type-checked program. Initialises every
  * thread's state (init expressions in declaration order), runs main, then
  * stores the result value and every final state in res (created by the
- * caller with result_new(p->nthreads, names)). Returns 0, or STC_ERUNTIME /
+ * caller with stc__result_new(p->nthreads, names)). Returns 0, or STC_ERUNTIME /
  * STC_ENOMEM / STC_ELIMIT with the error recorded in res. */
 struct eval_runtime_hooks;
-int eval_run(const ir_program *p, stc_result *res);
+int stc__eval_run(const ir_program *p, stc_result *res);
 /* The same, with the points of main's evaluation listed in hooks (its
  * smaps, tuples and lets) offered to the parallel runtime first (see
  * eval_runtime.h), stopping with STC_ECANCELED when cancel (may be NULL)
  * is raised, and a main that takes an input reading it from io (NULL:
  * empty; see stc_run_stream). */
-int eval_run_hooked(const ir_program *p, stc_result *res, const struct eval_runtime_hooks *hooks,
+int stc__eval_run_hooked(const ir_program *p, stc_result *res, const struct eval_runtime_hooks *hooks,
                     const stc_cancel *cancel, const stc_stream *io);
 
 #endif

@@ -50,86 +50,86 @@ static inline int eval_operand(eval_ctx *cx, const ir_expr *e, eval_frame *fr, s
     if (e->kind == IR_VAR) { *v = fr->slots[e->u.var->slot]; return 0; }
     if (e->kind == IR_LIT) { *v = e->u.lit; return 0; }
     *owned = true;
-    return eval_expr(cx, e, fr, v);
+    return stc__eval_expr(cx, e, fr, v);
 }
 
 /* Applies fn (with captured values caps[0..fn->ncaptures-1], borrowed; NULL
  * when there are none) to nargs args, adapting the argument count as
- * eval_adapt_args does (docs/LANGUAGE.md 4).  loc is the call's location
+ * stc__eval_adapt_args does (docs/LANGUAGE.md 4).  loc is the call's location
  * for errors (depth limit).  Consumes args. */
-int eval_call_fun(eval_ctx *cx, const ir_fun *fn, const stc_value *caps, size_t nargs,
+int stc__eval_call_fun(eval_ctx *cx, const ir_fun *fn, const stc_value *caps, size_t nargs,
                   stc_value *args, ir_loc loc, stc_value *out);
 
-/* Applies a closure value (STC_T_FUNC) like eval_call_fun. Consumes args,
+/* Applies a closure value (STC_T_FUNC) like stc__eval_call_fun. Consumes args,
  * borrows fnv. */
-int eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, ir_loc loc,
+int stc__eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, ir_loc loc,
                stc_value *out);
 
-/* Calls thread t with nargs inputs (adapted like eval_call_fun: a lang
+/* Calls thread t with nargs inputs (adapted like stc__eval_call_fun: a lang
  * thread of k inputs takes k args or one k-tuple; a C thread gets unit,
  * the arg, or a tuple of the args) and threads its state. Sets cx->thread
  * for the duration. Consumes args. */
-int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
+int stc__eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
                      stc_value *out);
 
 /* Thread t's state for a call of its function: moved out of the state
- * (left unit until eval_thread_result stores the next one) when t's calls
+ * (left unit until stc__eval_thread_result stores the next one) when t's calls
  * never overlap (ir_thread.state_moves) and it is a map, so a map held by
  * the thread alone is updated in place; else a new reference. */
-stc_value eval_state_take(eval_ctx *cx, int t);
+stc_value stc__eval_state_take(eval_ctx *cx, int t);
 
 /* Completes a lang thread call: pair is the (out, s') its fun returned
  * (consumed); stores s' as thread t's state and out in *out. */
-int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out);
+int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out);
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
-int eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 /* The map builtins (BI_GET .. BI_TO_MAP), call node e (maps.c). */
-int eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 /* The string builtins (words split str concat parse_int parse_float
  * try_int try_float) on their evaluated arguments a (borrowed), errors at
  * loc (strings.c). */
-int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+int stc__eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
 /* The library's other string builtins (slice find starts_with ends_with
  * contains lower upper trim join replace; text.c), its list builtins (fold
  * filter append reverse sort zip take drop; lists.c) and its math (abs min
  * max sqrt floor ceil pow exp log; math.c), the same way. */
-int eval_text_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
-int eval_list_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
-int eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+int stc__eval_text_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+int stc__eval_list_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+int stc__eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
 /* x rounded to the integral r (trunc, round, floor, ceil of x) as an int;
  * a runtime error "NAME: X cannot be converted to int" for NaN, the
  * infinities and values out of the int range (builtins.c). */
-int eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out);
+int stc__eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, double r, stc_value *out);
 
 /* Finds a pattern of m >= 1 bytes in linear time (strings.c): init fails
- * only when out of memory; str_find gives the start of the first
+ * only when out of memory; stc__str_find gives the start of the first
  * occurrence in d[from..len), or SIZE_MAX; free fail when done. */
 typedef struct str_finder {
     const char *sep;
     size_t m;
     size_t *fail;
 } str_finder;
-bool str_finder_init(str_finder *f, const char *sep, size_t m);
-size_t str_find(const str_finder *f, const char *d, size_t len, size_t from);
+bool stc__str_finder_init(str_finder *f, const char *sep, size_t m);
+size_t stc__str_find(const str_finder *f, const char *d, size_t len, size_t from);
 /* ASCII whitespace: space, \t \n \v \f \r. */
-bool str_space(unsigned char c);
+bool stc__str_space(unsigned char c);
 
-/* Thread states (threads.c).  eval_states_init allocates and initialises
+/* Thread states (threads.c).  stc__eval_states_init allocates and initialises
  * every state in declaration order (init expressions in a frame of
  * p->init_nslots); on error it frees what it made and *out is NULL.
- * eval_states_final stores each thread's final state value in out[i]
+ * stc__eval_states_final stores each thread's final state value in out[i]
  * (owned; out has p->nthreads entries, left unit on error).
- * eval_states_free releases everything (NULL is a no-op). */
-int eval_states_init(eval_ctx *cx, eval_tstate **out);
-int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out);
-void eval_states_free(const ir_program *p, eval_tstate *st);
+ * stc__eval_states_free releases everything (NULL is a no-op). */
+int stc__eval_states_init(eval_ctx *cx, eval_tstate **out);
+int stc__eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out);
+void stc__eval_states_free(const ir_program *p, eval_tstate *st);
 
-/* Streams (stream.c; eval_stream_pull and eval_stream_push are in
+/* Streams (stream.c; stc__eval_stream_pull and stc__eval_stream_push are in
  * eval_runtime.h). */
 /* main's streamed smap: main is `smap(F, xs)` with xs its parameter and F
  * not mentioning xs; else NULL. */
-const ir_expr *eval_stream_smap(const ir_program *p);
+const ir_expr *stc__eval_stream_smap(const ir_program *p);
 /* The forms of main that stream (stream.c): smap(F, xs) (filter NULL),
  * filter(P, smap(F, xs)) and smap(F, filter(P, xs)) (filter_first), under
  * lets that do not read xs; false for any other main. */
@@ -137,14 +137,14 @@ typedef struct eval_stream_form {
     const ir_expr *smap, *filter;
     bool filter_first;
 } eval_stream_form;
-bool eval_stream_shape(const ir_program *p, eval_stream_form *form);
+bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form);
 /* Evaluates a main that takes an input (p->main_param) with input and
  * output from io (NULL: empty input, no sink); *out is main's value, or
  * unit when a list went to the sink (*to_sink set); *count the items read. */
-int eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink);
+int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink);
 
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */
-bool eval_value_has_type(stc_value v, ir_type *ty);
+bool stc__eval_value_has_type(stc_value v, ir_type *ty);
 
 #endif

@@ -10,7 +10,7 @@
  * *out (left unit on error).  Functions taking `stc_value *args` consume
  * the args, on success and on error alike.  Every function returns 0 or a
  * negative stc error code after recording the error in the context
- * (eval_error). */
+ * (stc__eval_error). */
 #ifndef STC_EVAL_RUNTIME_H
 #define STC_EVAL_RUNTIME_H
 
@@ -22,7 +22,7 @@
 #include "stc.h"
 #include "value/value.h"
 
-/* Evaluation depth limit.  Depth counts one unit per nested eval_expr
+/* Evaluation depth limit.  Depth counts one unit per nested stc__eval_expr
  * activation of a non-leaf node plus one per function application (a
  * top-level fun, a lambda or a lang thread's fun, including smap's per-item
  * application).  The check happens at each application: when the depth on
@@ -37,14 +37,14 @@
 
 /* Tail calls (docs/LANGUAGE.md 6): a call to a function (by name or
  * through a function value, not a thread) in tail position of a function
- * body (ir_resolve marks it: e->u.call.tail) replaces the running
+ * body (stc__ir_resolve marks it: e->u.call.tail) replaces the running
  * activation instead of nesting in it.  Evaluating it evaluates its callee
  * and args, leaves them pending in cx->tail and returns EVAL_TAIL, which
  * the if, case and let around it pass on; whoever evaluates the function
- * body runs the pending call (eval_tail_run) at the body's depth, and so
+ * body runs the pending call (stc__eval_tail_run) at the body's depth, and so
  * on while the callee's body ends in a tail call: constant depth and C
  * stack.  So a runtime that evaluates a piece of a function body in tail
- * position must expect EVAL_TAIL from eval_expr (nothing else returns it). */
+ * position must expect EVAL_TAIL from stc__eval_expr (nothing else returns it). */
 #define EVAL_TAIL 2
 #define EVAL_TAIL_ARGS 6 /* args held in the context itself; more are malloc'd */
 
@@ -78,7 +78,7 @@ struct stc_ctx {
 };
 
 /* The first error of an evaluation.  Taken out of a context
- * (eval_error_take), its message belongs to the holder (free it). */
+ * (stc__eval_error_take), its message belongs to the holder (free it). */
 typedef struct eval_err {
     int code;           /* 0 = none */
     char *message;      /* malloc'd; NULL if formatting ran out of memory */
@@ -105,7 +105,7 @@ typedef struct eval_items {
 } eval_items;
 
 /* The points at which the evaluator offers work to the parallel runtime,
- * set only on main's context (eval_run_hooked; a worker's context has
+ * set only on main's context (stc__eval_run_hooked; a worker's context has
  * none, so what a worker evaluates runs there, sequentially).  Each hook
  * returns 0 having done the work (its value in *out), a negative error code
  * after recording the error in cx, or EVAL_DECLINED.  Every hook but smap
@@ -117,7 +117,7 @@ typedef struct eval_runtime_hooks {
     int (*smap)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
                 const eval_items *xs, stc_value *out);
     /* The streamed smap e of main over the input stream s: pull items
-     * with eval_stream_pull, deliver results with eval_stream_push;
+     * with stc__eval_stream_pull, deliver results with stc__eval_stream_push;
      * *count is the items read. */
     int (*stream)(void *ud, struct eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
                   const eval_stream *s, long long *count);
@@ -148,7 +148,7 @@ typedef struct eval_ctx {
     eval_tstate *states;  /* p->nthreads entries */
     int depth;            /* see EVAL_MAX_DEPTH */
     uintptr_t stack_base; /* where the current C stack segment began; 0: set at the
-                             next eval_expr.  Reset it to 0 before using the context
+                             next stc__eval_expr.  Reset it to 0 before using the context
                              on another thread (one thread at a time). */
     int seg_level;        /* stack segments in use below this one */
     void **seg_stacks;    /* cached segment stacks (EVAL_SEGMENT_STACK bytes each) */
@@ -159,7 +159,7 @@ typedef struct eval_ctx {
     eval_tailcall tail;   /* the pending tail call (EVAL_TAIL) */
 } eval_ctx;
 
-/* A function activation: its slots (ir_resolve's layout: captures, params,
+/* A function activation: its slots (stc__ir_resolve's layout: captures, params,
  * binders, then whatever temporaries the runtime adds); fn is NULL for main
  * and init expressions. */
 typedef struct eval_frame {
@@ -167,44 +167,44 @@ typedef struct eval_frame {
     const ir_fun *fn;
 } eval_frame;
 
-void eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states);
+void stc__eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states);
 /* Frees the recorded error message and the cached stack segments (states
  * are not touched). */
-void eval_ctx_fini(eval_ctx *cx);
+void stc__eval_ctx_fini(eval_ctx *cx);
 /* Prepares a worker's context wcx to run work that main's context cx
  * offered: the same thread states and cancel flag. */
-void eval_ctx_share(eval_ctx *wcx, const eval_ctx *cx);
+void stc__eval_ctx_share(eval_ctx *wcx, const eval_ctx *cx);
 
 /* ---- Errors ------------------------------------------------------------------ */
 
 /* Records an error (only the first one counts) at loc with the context's
  * current thread and item; returns code. */
-int eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
+int stc__eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 /* Records "out of memory" (STC_ENOMEM) at loc; returns STC_ENOMEM. */
-int eval_oom(eval_ctx *cx, ir_loc loc);
+int stc__eval_oom(eval_ctx *cx, ir_loc loc);
 /* STC_ECANCELED recorded at loc if the run's cancel flag is raised, else 0. */
-int eval_check_cancel(eval_ctx *cx, ir_loc loc);
+int stc__eval_check_cancel(eval_ctx *cx, ir_loc loc);
 /* Moves cx's error out; cx is left without one, ready for more work. */
-eval_err eval_error_take(eval_ctx *cx);
+eval_err stc__eval_error_take(eval_ctx *cx);
 /* Makes err (taken from another context) cx's error, unless cx has one
  * already (then err's message is freed); returns err's code. */
-int eval_error_adopt(eval_ctx *cx, eval_err err);
+int stc__eval_error_adopt(eval_ctx *cx, eval_err err);
 
 /* ---- The language, piece by piece --------------------------------------------- */
 
 /* Evaluates e in frame fr.  When e is in tail position of a function
  * body and ends in a tail call, that call is left pending in cx and
- * EVAL_TAIL returned (*out unit), for the caller to run with eval_tail_run
+ * EVAL_TAIL returned (*out unit), for the caller to run with stc__eval_tail_run
  * or to return in turn. */
-int eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 /* Runs the tail call pending in cx, and every tail call its callee's body
  * ends in, as the body of the function that made it: at depth cx->depth,
  * which is to be that body's depth. */
-int eval_tail_run(eval_ctx *cx, stc_value *out);
+int stc__eval_tail_run(eval_ctx *cx, stc_value *out);
 
 /* Moves nargs args into the k values dst[0..k-1] as a function of k params
  * takes them (docs/LANGUAGE.md 4): k args pass directly; one k-tuple to k >= 2
@@ -212,7 +212,7 @@ int eval_tail_run(eval_ctx *cx, stc_value *out);
  * k != 1 args are packed into a tuple (unit for none); a 0-param function
  * ignores a unit arg.  what names the callee in the internal error for an
  * impossible count.  Consumes args. */
-int eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_value *args,
+int stc__eval_adapt_args(eval_ctx *cx, const char *what, size_t k, size_t nargs, stc_value *args,
                     stc_value *dst, ir_loc loc);
 
 /* Stores v (owned) in var's slot; a NULL var (e.g. `_`) drops v. */
@@ -242,11 +242,11 @@ static inline void eval_unbind(eval_frame *fr, ir_var *const *vars, int n)
  * tuple of its arity; the error otherwise, v borrowed); eval_let_bind binds
  * them in fr (checked the same way; consumes v); eval_let_unbind ends their
  * scope.  Inline: the runtime's steps bind a let-tuple per item. */
-int eval_let_error(eval_ctx *cx, const ir_expr *e);
+int stc__eval_let_error(eval_ctx *cx, const ir_expr *e);
 static inline int eval_let_check(eval_ctx *cx, const ir_expr *e, stc_value v)
 {
     if (e->kind != IR_LETTUPLE || (v.tag == STC_T_TUPLE && val_seq_len(v) == (size_t)e->u.let.nbinders)) return 0;
-    return eval_let_error(cx, e);
+    return stc__eval_let_error(cx, e);
 }
 
 static inline int eval_let_bind(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value v)
@@ -270,40 +270,40 @@ static inline void eval_let_unbind(eval_frame *fr, const ir_expr *e)
 
 /* The branch if e takes on condition c: *then, or the error for a
  * non-bool. */
-int eval_if_error(eval_ctx *cx, const ir_expr *e);
+int stc__eval_if_error(eval_ctx *cx, const ir_expr *e);
 static inline int eval_if_test(eval_ctx *cx, const ir_expr *e, stc_value c, bool *then)
 {
-    if (c.tag != STC_T_BOOL) return eval_if_error(cx, e);
+    if (c.tag != STC_T_BOOL) return stc__eval_if_error(cx, e);
     *then = c.as.b;
     return 0;
 }
 
 /* The first alternative of case e that v (borrowed) matches, in *alt, with
  * its binders bound in fr; or the error "no case alternative matches". */
-int eval_case_select(eval_ctx *cx, const ir_expr *e, stc_value v, eval_frame *fr, int *alt);
+int stc__eval_case_select(eval_ctx *cx, const ir_expr *e, stc_value v, eval_frame *fr, int *alt);
 
 /* Calls C thread t on the input *in (borrowed: the arg, or the tuple of the
  * args) with its state, and checks its output against the thread's
  * declared type; errors name the thread.  The thread's state must be ready,
- * as every state is while main runs (eval_states_init succeeded).  Inline:
+ * as every state is while main runs (stc__eval_states_init succeeded).  Inline:
  * the runtime's steps call C threads per item; what is not the common case
  * (a failure, a message, an output that is not a scalar of the declared
- * type) goes to eval_call_c_rest with the call's outcome. */
-int eval_call_c_rest(eval_ctx *cx, int t, ir_loc loc, int code, stc_ctx *ccx, stc_value v, stc_value *out);
+ * type) goes to stc__eval_call_c_rest with the call's outcome. */
+int stc__eval_call_c_rest(eval_ctx *cx, int t, ir_loc loc, int code, stc_ctx *ccx, stc_value v, stc_value *out);
 static inline int eval_call_c(eval_ctx *cx, int t, const stc_value *in, ir_loc loc, stc_value *out)
 {
     const ir_thread *th = cx->p->threads[t];
     struct stc_ctx ccx = {.def = th->cdef};
     stc_value v = {.tag = STC_T_UNIT};
     int code = th->cdef->fn(cx->states[t].cstate, in, &v, &ccx);
-    const ir_type *ty = th->out_type ? ir_type_resolve(th->out_type) : NULL;
+    const ir_type *ty = th->out_type ? stc__ir_type_resolve(th->out_type) : NULL;
     if (code >= 0 && !ccx.message && ty &&
         ((ty->kind == TY_INT && v.tag == STC_T_INT) || (ty->kind == TY_FLOAT && v.tag == STC_T_FLOAT) ||
          (ty->kind == TY_BOOL && v.tag == STC_T_BOOL))) {
         *out = v;
         return 0;
     }
-    return eval_call_c_rest(cx, t, loc, code, &ccx, v, out);
+    return stc__eval_call_c_rest(cx, t, loc, code, &ccx, v, out);
 }
 
 /* A g x h thread t (output independent of the state, new state independent
@@ -312,17 +312,17 @@ static inline int eval_call_c(eval_ctx *cx, int t, const stc_value *in, ir_loc l
  * without (out NULL), the state part, which replaces t's state.  As the
  * whole call would do it: the inputs adapted, the depth limit checked,
  * errors naming the thread. */
-int eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int *args, int nargs, ir_loc loc,
+int stc__eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int *args, int nargs, ir_loc loc,
                           stc_value *out);
 
 /* ---- Streams (stream.c) ---------------------------------------------------------- */
 
-/* eval_stream_pull reads input item `index`: 1 with the item in *item
+/* stc__eval_stream_pull reads input item `index`: 1 with the item in *item
  * (owned), 0 at the end, or a negative code with the error recorded in cx
  * (a failing source, an item of the wrong type, a cancel while the source
- * waits).  eval_stream_push hands result `index` (borrowed) to the sink:
+ * waits).  stc__eval_stream_push hands result `index` (borrowed) to the sink:
  * 0 or a negative code with the error recorded. */
-int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_value *item);
-int eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_value v);
+int stc__eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_value *item);
+int stc__eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_value v);
 
 #endif

@@ -23,10 +23,10 @@ static int lists_fold(eval_ctx *cx, ir_loc loc, stc_value f, stc_value z, stc_va
     stc_value acc = val_retain(z);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = eval_check_cancel(cx, loc))) break;
+        if ((rc = stc__eval_check_cancel(cx, loc))) break;
         stc_value args[2] = {acc, val_retain(val_seq_items(xs)[i])};
         acc = lists_unit;
-        if ((rc = eval_apply(cx, f, 2, args, loc, &acc))) break;
+        if ((rc = stc__eval_apply(cx, f, 2, args, loc, &acc))) break;
     }
     if (rc) {
         val_release(acc);
@@ -41,12 +41,12 @@ static int lists_filter(eval_ctx *cx, ir_loc loc, stc_value p, stc_value xs, stc
 {
     size_t n = val_seq_len(xs), kept = 0;
     bool *keep = n > 0 ? malloc(n) : NULL;
-    if (n > 0 && !keep) return eval_oom(cx, loc);
+    if (n > 0 && !keep) return stc__eval_oom(cx, loc);
     int rc = 0;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = eval_check_cancel(cx, loc))) break;
+        if ((rc = stc__eval_check_cancel(cx, loc))) break;
         stc_value arg = val_retain(val_seq_items(xs)[i]), r;
-        if ((rc = eval_apply(cx, p, 1, &arg, loc, &r))) break;
+        if ((rc = stc__eval_apply(cx, p, 1, &arg, loc, &r))) break;
         keep[i] = r.tag == STC_T_BOOL && r.as.b;
         kept += keep[i];
         val_release(r);
@@ -54,9 +54,9 @@ static int lists_filter(eval_ctx *cx, ir_loc loc, stc_value p, stc_value xs, stc
     if (rc == 0 && kept == n) {
         *out = val_retain(xs);
     } else if (rc == 0) {
-        stc_value res = val_seq_alloc(STC_T_LIST, kept);
+        stc_value res = stc__val_seq_alloc(STC_T_LIST, kept);
         if (res.tag == STC_T_INVALID) {
-            rc = eval_oom(cx, loc);
+            rc = stc__eval_oom(cx, loc);
         } else {
             for (size_t i = 0, k = 0; i < n; i++)
                 if (keep[i]) val_seq_items(res)[k++] = val_retain(val_seq_items(xs)[i]);
@@ -70,8 +70,8 @@ static int lists_filter(eval_ctx *cx, ir_loc loc, stc_value p, stc_value xs, stc
 /* A new list of the n items from (retained). */
 static int lists_copy(eval_ctx *cx, ir_loc loc, const stc_value *from, size_t n, stc_value *out)
 {
-    stc_value r = val_seq_alloc(STC_T_LIST, n);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = val_retain(from[i]);
     *out = r;
     return 0;
@@ -84,9 +84,9 @@ static int lists_append(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value ys, st
         *out = val_retain(n == 0 ? ys : xs);
         return 0;
     }
-    if (n > SIZE_MAX / sizeof(stc_value) - m) return eval_oom(cx, loc);
-    stc_value r = val_seq_alloc(STC_T_LIST, n + m);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    if (n > SIZE_MAX / sizeof(stc_value) - m) return stc__eval_oom(cx, loc);
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, n + m);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = val_retain(val_seq_items(xs)[i]);
     for (size_t i = 0; i < m; i++) val_seq_items(r)[n + i] = val_retain(val_seq_items(ys)[i]);
     *out = r;
@@ -100,24 +100,24 @@ static int lists_reverse(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value *out)
         *out = val_retain(xs);
         return 0;
     }
-    stc_value r = val_seq_alloc(STC_T_LIST, n);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     for (size_t i = 0; i < n; i++) val_seq_items(r)[i] = val_retain(val_seq_items(xs)[n - 1 - i]);
     *out = r;
     return 0;
 }
 
-/* Stable merge sort of v[0..n) by val_order, with tmp of n entries. */
+/* Stable merge sort of v[0..n) by stc__val_order, with tmp of n entries. */
 static void lists_merge_sort(stc_value *v, stc_value *tmp, size_t n)
 {
     if (n < 2) return;
     size_t h = n / 2;
     lists_merge_sort(v, tmp, h);
     lists_merge_sort(v + h, tmp, n - h);
-    if (val_order(v[h - 1], v[h]) <= 0) return; /* already in order */
+    if (stc__val_order(v[h - 1], v[h]) <= 0) return; /* already in order */
     memcpy(tmp, v, h * sizeof *v);
     size_t i = 0, j = h, k = 0;
-    while (i < h && j < n) v[k++] = val_order(v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
+    while (i < h && j < n) v[k++] = stc__val_order(v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
     while (i < h) v[k++] = tmp[i++];
 }
 
@@ -125,7 +125,7 @@ static int lists_sort(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value *out)
 {
     size_t n = val_seq_len(xs);
     stc_value *tmp = n > 1 ? malloc((n / 2) * sizeof *tmp) : NULL;
-    if (n > 1 && !tmp) return eval_oom(cx, loc);
+    if (n > 1 && !tmp) return stc__eval_oom(cx, loc);
     int rc = lists_copy(cx, loc, val_seq_items(xs), n, out);
     if (rc == 0) lists_merge_sort(val_seq_items(*out), tmp, n);
     free(tmp);
@@ -135,14 +135,14 @@ static int lists_sort(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value *out)
 static int lists_zip(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value ys, stc_value *out)
 {
     size_t n = val_seq_len(xs) < val_seq_len(ys) ? val_seq_len(xs) : val_seq_len(ys);
-    stc_value r = val_seq_alloc(STC_T_LIST, n);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     for (size_t i = 0; i < n; i++) {
         stc_value pair[2] = {val_retain(val_seq_items(xs)[i]), val_retain(val_seq_items(ys)[i])};
         stc_value t = stc_value_new_tuple(2, pair); /* consumes pair */
         if (t.tag == STC_T_INVALID) {
             val_release(r);
-            return eval_oom(cx, loc);
+            return stc__eval_oom(cx, loc);
         }
         val_seq_items(r)[i] = t;
     }
@@ -154,7 +154,7 @@ static int lists_zip(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value ys, stc_v
 static int lists_take_drop(eval_ctx *cx, ir_loc loc, bool take, stc_value xs, int64_t n, stc_value *out)
 {
     if (n < 0)
-        return eval_error(cx, STC_ERUNTIME, loc, "%s: negative count %" PRId64, take ? "take" : "drop", n);
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "%s: negative count %" PRId64, take ? "take" : "drop", n);
     size_t len = val_seq_len(xs), k = (uint64_t)n < len ? (size_t)n : len;
     if ((take && k == len) || (!take && k == 0)) {
         *out = val_retain(xs);
@@ -164,9 +164,9 @@ static int lists_take_drop(eval_ctx *cx, ir_loc loc, bool take, stc_value xs, in
                 : lists_copy(cx, loc, val_seq_items(xs) + k, len - k, out);
 }
 
-int eval_list_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
+int stc__eval_list_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
 {
-    const char *name = ir_builtins[bi].name;
+    const char *name = stc__ir_builtins[bi].name;
     switch (bi) {
     case BI_FOLD:
         if (a[0].tag != STC_T_FUNC || a[2].tag != STC_T_LIST) break;
@@ -188,5 +188,5 @@ int eval_list_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *
         return lists_take_drop(cx, loc, bi == BI_TAKE, a[0], a[1].as.i, out);
     default: break;
     }
-    return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
+    return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
 }

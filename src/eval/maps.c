@@ -4,7 +4,7 @@
  *
  * put, remove and update change their map in place when they hold its
  * only reference (value/map.h): a map argument that is a variable marked
- * as its last use (ir_expr.move, set by ir_mark_moves) is moved out of its
+ * as its last use (ir_expr.move, set by stc__ir_mark_moves) is moved out of its
  * frame slot instead of counted, so `let m2 = put(m, k, v) in ...` and a
  * thread's map state held only by the thread update in O(log n). */
 #include "eval/eval_internal.h"
@@ -26,26 +26,26 @@ static stc_value eval_map_take(const ir_expr *a, eval_frame *fr)
 
 static int eval_map_bad(eval_ctx *cx, ir_loc loc, const char *name)
 {
-    return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
+    return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
 }
 
 /* A list of n items from the map m, each made by pick (0 keys, 1 values,
  * 2 (key, value) tuples). */
 static int eval_map_list(eval_ctx *cx, ir_loc loc, stc_value m, int pick, stc_value *out)
 {
-    stc_value r = val_seq_alloc(STC_T_LIST, val_map_len(m));
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, val_map_len(m));
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     val_map_iter it;
-    val_map_iter_init(&it, m);
+    stc__val_map_iter_init(&it, m);
     stc_value k, v, *items = val_seq_items(r);
-    for (size_t i = 0; val_map_iter_next(&it, &k, &v); i++) {
+    for (size_t i = 0; stc__val_map_iter_next(&it, &k, &v); i++) {
         if (pick == 0) items[i] = stc_value_retain(k);
         else if (pick == 1) items[i] = stc_value_retain(v);
         else {
             stc_value kv[2] = {stc_value_retain(k), stc_value_retain(v)};
             if ((items[i] = stc_value_new_tuple(2, kv)).tag == STC_T_INVALID) {
                 stc_value_release(r);
-                return eval_oom(cx, loc);
+                return stc__eval_oom(cx, loc);
             }
         }
     }
@@ -57,8 +57,8 @@ static int eval_map_list(eval_ctx *cx, ir_loc loc, stc_value m, int pick, stc_va
 static int eval_to_map(eval_ctx *cx, ir_loc loc, stc_value ps, stc_value *out)
 {
     if (ps.tag != STC_T_LIST) return eval_map_bad(cx, loc, "to_map");
-    stc_value m = val_map_new();
-    if (m.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value m = stc__val_map_new();
+    if (m.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     for (size_t i = 0; i < val_seq_len(ps); i++) {
         stc_value p = val_seq_items(ps)[i];
         if (p.tag != STC_T_TUPLE || val_seq_len(p) != 2) {
@@ -66,7 +66,7 @@ static int eval_to_map(eval_ctx *cx, ir_loc loc, stc_value ps, stc_value *out)
             return eval_map_bad(cx, loc, "to_map");
         }
         stc_value k = stc_value_retain(val_seq_items(p)[0]), v = stc_value_retain(val_seq_items(p)[1]);
-        if (val_map_put(m, k, v, &m)) return eval_oom(cx, loc);
+        if (stc__val_map_put(m, k, v, &m)) return stc__eval_oom(cx, loc);
     }
     *out = m;
     return 0;
@@ -76,23 +76,23 @@ static int eval_to_map(eval_ctx *cx, ir_loc loc, stc_value ps, stc_value *out)
 static int eval_map_read(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
 {
     if (bi == BI_TO_MAP) return eval_to_map(cx, loc, a[0], out);
-    if (a[0].tag != STC_T_MAP) return eval_map_bad(cx, loc, ir_builtins[bi].name);
+    if (a[0].tag != STC_T_MAP) return eval_map_bad(cx, loc, stc__ir_builtins[bi].name);
     switch (bi) {
     case BI_GET: {
-        const stc_value *v = val_map_find(a[0], a[1]);
+        const stc_value *v = stc__val_map_find(a[0], a[1]);
         *out = stc_value_retain(v ? *v : a[2]);
         return 0;
     }
     case BI_LOOKUP: {
-        const stc_value *v = val_map_find(a[0], a[1]);
+        const stc_value *v = stc__val_map_find(a[0], a[1]);
         *out = v ? stc_value_new_inl(stc_value_retain(*v)) : stc_value_new_inr(eval_map_unit);
-        return out->tag == STC_T_INVALID ? eval_oom(cx, loc) : 0;
+        return out->tag == STC_T_INVALID ? stc__eval_oom(cx, loc) : 0;
     }
-    case BI_HAS: *out = stc_value_bool(val_map_find(a[0], a[1]) != NULL); return 0;
+    case BI_HAS: *out = stc_value_bool(stc__val_map_find(a[0], a[1]) != NULL); return 0;
     case BI_KEYS: return eval_map_list(cx, loc, a[0], 0, out);
     case BI_VALUES: return eval_map_list(cx, loc, a[0], 1, out);
     case BI_ITEMS: return eval_map_list(cx, loc, a[0], 2, out);
-    default: return eval_map_bad(cx, loc, ir_builtins[bi].name);
+    default: return eval_map_bad(cx, loc, stc__ir_builtins[bi].name);
     }
 }
 
@@ -103,32 +103,32 @@ static int eval_map_write(eval_ctx *cx, ir_builtin bi, ir_loc loc, stc_value m, 
 {
     if (m.tag != STC_T_MAP) {
         stc_value_release(m);
-        return eval_map_bad(cx, loc, ir_builtins[bi].name);
+        return eval_map_bad(cx, loc, stc__ir_builtins[bi].name);
     }
     int rc = 0;
     if (bi == BI_REMOVE) {
-        rc = val_map_remove(m, a[1], out);
+        rc = stc__val_map_remove(m, a[1], out);
     } else if (bi == BI_PUT) {
-        rc = val_map_put(m, stc_value_retain(a[1]), stc_value_retain(a[2]), out);
+        rc = stc__val_map_put(m, stc_value_retain(a[1]), stc_value_retain(a[2]), out);
     } else {
         /* update: f runs once, on the value at k or d. */
-        const stc_value *cur = val_map_find(m, a[1]);
+        const stc_value *cur = stc__val_map_find(m, a[1]);
         stc_value arg = stc_value_retain(cur ? *cur : a[2]), nv;
-        if ((rc = eval_apply(cx, a[3], 1, &arg, loc, &nv))) {
+        if ((rc = stc__eval_apply(cx, a[3], 1, &arg, loc, &nv))) {
             stc_value_release(m);
             return rc;
         }
-        rc = val_map_put(m, stc_value_retain(a[1]), nv, out);
+        rc = stc__val_map_put(m, stc_value_retain(a[1]), nv, out);
     }
-    return rc ? eval_oom(cx, loc) : 0;
+    return rc ? stc__eval_oom(cx, loc) : 0;
 }
 
-int eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+int stc__eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     ir_loc loc = e->u.call.callee_loc;
     ir_builtin bi = (ir_builtin)e->u.call.callee.index;
     int n = e->u.call.nargs, rc = 0;
-    if (n > 4) return eval_map_bad(cx, loc, ir_builtins[bi].name);
+    if (n > 4) return eval_map_bad(cx, loc, stc__ir_builtins[bi].name);
     stc_value a[4] = {eval_map_unit, eval_map_unit, eval_map_unit, eval_map_unit};
     bool owned[4] = {false, false, false, false};
     bool writes = bi == BI_PUT || bi == BI_REMOVE || bi == BI_UPDATE;

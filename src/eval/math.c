@@ -16,13 +16,13 @@ static double math_float_pick(bool want_max, double a, double b)
 {
     if (isnan(a)) return a;
     if (isnan(b)) return b;
-    int c = val_order(stc_value_float(a), stc_value_float(b));
+    int c = stc__val_order(stc_value_float(a), stc_value_float(b));
     return (want_max ? c >= 0 : c <= 0) ? a : b;
 }
 
-int eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
+int stc__eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
 {
-    const char *name = ir_builtins[bi].name;
+    const char *name = stc__ir_builtins[bi].name;
     switch (bi) {
     case BI_ABS:
         if (a[0].tag == STC_T_INT) {
@@ -53,11 +53,11 @@ int eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *
     case BI_CEIL: {
         if (a[0].tag != STC_T_FLOAT) break;
         double x = a[0].as.f;
-        if (bi == BI_FLOOR || bi == BI_CEIL) return eval_to_int(cx, loc, name, x, bi == BI_FLOOR ? floor(x) : ceil(x), out);
+        if (bi == BI_FLOOR || bi == BI_CEIL) return stc__eval_to_int(cx, loc, name, x, bi == BI_FLOOR ? floor(x) : ceil(x), out);
         *out = stc_value_float(bi == BI_SQRT ? sqrt(x) : bi == BI_EXP ? exp(x) : log(x));
         return 0;
     }
     default: break;
     }
-    return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
+    return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
 }

@@ -28,15 +28,15 @@ static int eval_stream_fail(eval_ctx *cx, int code, struct stc_ctx *ccx, ir_loc 
 {
     if (ccx->error_oom || (code == STC_ENOMEM && !ccx->message)) {
         free(ccx->message);
-        return eval_oom(cx, loc);
+        return stc__eval_oom(cx, loc);
     }
     if (code >= 0 || code < STC_ELIMIT) code = STC_ERUNTIME;
-    int rc = eval_error(cx, code, loc, "%s failed: %s", what, ccx->message ? ccx->message : stc_strerror(code));
+    int rc = stc__eval_error(cx, code, loc, "%s failed: %s", what, ccx->message ? ccx->message : stc_strerror(code));
     free(ccx->message);
     return rc;
 }
 
-int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_value *item)
+int stc__eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_value *item)
 {
     *item = eval_unit;
     if (!s->io || !s->io->source) return 0;
@@ -52,7 +52,7 @@ int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_va
         if (code == STC_STREAM_AGAIN) { /* nothing yet: wait a little, unless cancelled */
             val_release(v);
             free(ccx.message);
-            if ((rc = eval_check_cancel(cx, s->in_loc))) break;
+            if ((rc = stc__eval_check_cancel(cx, s->in_loc))) break;
             struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
             continue;
@@ -60,7 +60,7 @@ int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_va
         if (code < 0) {
             val_release(v);
             /* A source interrupted by a cancel (a signal) reports the cancel. */
-            rc = eval_check_cancel(cx, s->in_loc);
+            rc = stc__eval_check_cancel(cx, s->in_loc);
             if (rc) free(ccx.message);
             else rc = eval_stream_fail(cx, code, &ccx, s->in_loc, "input");
             break;
@@ -71,10 +71,10 @@ int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_va
             rc = 0;
             break;
         }
-        if (!eval_value_has_type(v, s->item_type)) {
+        if (!stc__eval_value_has_type(v, s->item_type)) {
             val_release(v);
-            char *t = ir_type_to_string(s->item_type);
-            rc = eval_error(cx, STC_ERUNTIME, s->in_loc, "input item of the wrong type: main's input items are %s",
+            char *t = stc__ir_type_to_string(s->item_type);
+            rc = stc__eval_error(cx, STC_ERUNTIME, s->in_loc, "input item of the wrong type: main's input items are %s",
                             t ? t : "?");
             free(t);
             break;
@@ -88,7 +88,7 @@ int eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, stc_va
     return rc;
 }
 
-int eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_value v)
+int stc__eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_value v)
 {
     if (!s->io || !s->io->sink) return 0;
     struct stc_ctx ccx = {0};
@@ -179,16 +179,16 @@ static bool eval_over_param(const ir_program *p, const ir_expr *e, int bi)
 {
     if (!eval_is_builtin(e, bi)) return false;
     const ir_expr *xs = e->u.call.args[1];
-    return xs->kind == IR_VAR && xs->u.var == p->main_param && !ir_expr_uses(e->u.call.args[0], p->main_param);
+    return xs->kind == IR_VAR && xs->u.var == p->main_param && !stc__ir_expr_uses(e->u.call.args[0], p->main_param);
 }
 
-bool eval_stream_shape(const ir_program *p, eval_stream_form *form)
+bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form)
 {
     *form = (eval_stream_form){NULL, NULL, false};
     const ir_expr *e = p->main;
     if (!p->main_param) return false;
     for (; e && (e->kind == IR_LET || e->kind == IR_LETTUPLE); e = e->b)
-        if (ir_expr_uses(e->a, p->main_param)) return false;
+        if (stc__ir_expr_uses(e->a, p->main_param)) return false;
     if (eval_over_param(p, e, BI_SMAP)) {
         form->smap = e;
         return true;
@@ -199,7 +199,7 @@ bool eval_stream_shape(const ir_program *p, eval_stream_form *form)
     const ir_expr *inner = eval_is_builtin(e, BI_FILTER) || eval_is_builtin(e, BI_SMAP) ? e->u.call.args[1] : NULL;
     bool filter_first = eval_is_builtin(e, BI_SMAP);
     if (!inner || !eval_over_param(p, inner, filter_first ? BI_FILTER : BI_SMAP) ||
-        ir_expr_uses(e->u.call.args[0], p->main_param))
+        stc__ir_expr_uses(e->u.call.args[0], p->main_param))
         return false;
     const ir_expr *sm = filter_first ? e : inner, *fl = filter_first ? inner : e;
     unsigned char *seen = calloc((size_t)(p->nfuns > 0 ? p->nfuns : 1), 1);
@@ -213,10 +213,10 @@ bool eval_stream_shape(const ir_program *p, eval_stream_form *form)
     return true;
 }
 
-const ir_expr *eval_stream_smap(const ir_program *p)
+const ir_expr *stc__eval_stream_smap(const ir_program *p)
 {
     eval_stream_form form;
-    return eval_stream_shape(p, &form) && !form.filter ? form.smap : NULL;
+    return stc__eval_stream_shape(p, &form) && !form.filter ? form.smap : NULL;
 }
 
 /* The reference evaluator's streamed smap: one item at a time. */
@@ -227,14 +227,14 @@ static int eval_smap_stream_seq(eval_ctx *cx, const eval_stream *s, ir_loc loc, 
     int rc = 0;
     for (long long i = 0;; i++) {
         cx->item = i;
-        if ((rc = eval_check_cancel(cx, loc))) break;
+        if ((rc = stc__eval_check_cancel(cx, loc))) break;
         stc_value x, r = eval_unit;
-        rc = eval_stream_pull(cx, s, i, &x);
+        rc = stc__eval_stream_pull(cx, s, i, &x);
         if (rc <= 0) break;
         *count = i + 1;
-        if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &x, loc, &r);
-        else rc = eval_apply(cx, fnv, 1, &x, loc, &r);
-        if (rc == 0) rc = eval_stream_push(cx, s, i, r);
+        if (thread >= 0) rc = stc__eval_call_thread(cx, thread, 1, &x, loc, &r);
+        else rc = stc__eval_apply(cx, fnv, 1, &x, loc, &r);
+        if (rc == 0) rc = stc__eval_stream_push(cx, s, i, r);
         val_release(r);
         if (rc) break;
     }
@@ -256,33 +256,33 @@ static int eval_filter_stream_seq(eval_ctx *cx, const eval_stream *s, const eval
     int rc = 0;
     for (long long i = 0;; i++) {
         cx->item = saved;
-        if ((rc = eval_check_cancel(cx, floc))) break;
+        if ((rc = stc__eval_check_cancel(cx, floc))) break;
         stc_value x, y = eval_unit, keep = eval_unit;
-        rc = eval_stream_pull(cx, s, i, &x);
+        rc = stc__eval_stream_pull(cx, s, i, &x);
         if (rc <= 0) break;
         *count = i + 1;
         if (!form->filter_first) { /* y = F(x), then P(y) */
             cx->item = i;
-            if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &x, floc, &y);
-            else rc = eval_apply(cx, fnv, 1, &x, floc, &y);
+            if (thread >= 0) rc = stc__eval_call_thread(cx, thread, 1, &x, floc, &y);
+            else rc = stc__eval_apply(cx, fnv, 1, &x, floc, &y);
             cx->item = saved;
             if (rc == 0) {
                 stc_value arg = val_retain(y);
-                rc = eval_apply(cx, pv, 1, &arg, ploc, &keep);
+                rc = stc__eval_apply(cx, pv, 1, &arg, ploc, &keep);
             }
         } else { /* P(x), then y = F(x) when kept */
             stc_value arg = val_retain(x);
-            rc = eval_apply(cx, pv, 1, &arg, ploc, &keep);
+            rc = stc__eval_apply(cx, pv, 1, &arg, ploc, &keep);
             if (rc == 0 && keep.tag == STC_T_BOOL && keep.as.b) {
                 cx->item = k;
-                if (thread >= 0) rc = eval_call_thread(cx, thread, 1, &x, floc, &y);
-                else rc = eval_apply(cx, fnv, 1, &x, floc, &y);
+                if (thread >= 0) rc = stc__eval_call_thread(cx, thread, 1, &x, floc, &y);
+                else rc = stc__eval_apply(cx, fnv, 1, &x, floc, &y);
                 x = eval_unit;
             }
             val_release(x);
         }
         cx->item = saved;
-        if (rc == 0 && keep.tag == STC_T_BOOL && keep.as.b) rc = eval_stream_push(cx, s, k++, y);
+        if (rc == 0 && keep.tag == STC_T_BOOL && keep.as.b) rc = stc__eval_stream_push(cx, s, k++, y);
         val_release(y);
         val_release(keep);
         if (rc) break;
@@ -300,11 +300,11 @@ static int eval_main_filtered(eval_ctx *cx, const eval_stream *s, const eval_str
     int rc = 0;
     /* The arguments in the order the list's meaning evaluates them. */
     if (form->filter_first) {
-        if (fe->kind != IR_THREADREF) rc = eval_expr(cx, fe, fr, &fnv);
-        if (rc == 0) rc = eval_expr(cx, form->filter->u.call.args[0], fr, &pv);
+        if (fe->kind != IR_THREADREF) rc = stc__eval_expr(cx, fe, fr, &fnv);
+        if (rc == 0) rc = stc__eval_expr(cx, form->filter->u.call.args[0], fr, &pv);
     } else {
-        rc = eval_expr(cx, form->filter->u.call.args[0], fr, &pv);
-        if (rc == 0 && fe->kind != IR_THREADREF) rc = eval_expr(cx, fe, fr, &fnv);
+        rc = stc__eval_expr(cx, form->filter->u.call.args[0], fr, &pv);
+        if (rc == 0 && fe->kind != IR_THREADREF) rc = stc__eval_expr(cx, fe, fr, &fnv);
     }
     if (rc == 0) rc = eval_filter_stream_seq(cx, s, form, fnv, pv, count);
     val_release(fnv);
@@ -317,7 +317,7 @@ static int eval_stream_lets(eval_ctx *cx, const ir_expr *main, const ir_expr *sm
 {
     for (const ir_expr *e = main; e != sm; e = e->b) {
         stc_value v;
-        int rc = eval_expr(cx, e->a, fr, &v);
+        int rc = stc__eval_expr(cx, e->a, fr, &v);
         if (rc) return rc;
         if ((rc = eval_let_bind(cx, e, fr, v))) return rc;
     }
@@ -332,7 +332,7 @@ static int eval_main_streamed(eval_ctx *cx, const eval_stream *s, const ir_expr 
     int thread = -1, rc;
     stc_value fnv = eval_unit;
     if (fe->kind == IR_THREADREF) thread = fe->u.index;
-    else if ((rc = eval_expr(cx, fe, fr, &fnv))) return rc;
+    else if ((rc = stc__eval_expr(cx, fe, fr, &fnv))) return rc;
     rc = EVAL_DECLINED;
     if (cx->hooks && cx->hooks->stream)
         rc = cx->hooks->stream(cx->hooks->ud, cx, e, thread, fnv, s, count);
@@ -346,17 +346,17 @@ static int eval_stream_drain(eval_ctx *cx, const eval_stream *s, stc_value *out,
 {
     size_t n = 0, cap = 64;
     stc_value *items = malloc(cap * sizeof *items);
-    if (!items) return eval_oom(cx, s->in_loc);
+    if (!items) return stc__eval_oom(cx, s->in_loc);
     int rc;
     for (;;) {
-        if ((rc = eval_check_cancel(cx, s->in_loc))) break;
+        if ((rc = stc__eval_check_cancel(cx, s->in_loc))) break;
         stc_value x;
-        if ((rc = eval_stream_pull(cx, s, (long long)n, &x)) <= 0) break;
+        if ((rc = stc__eval_stream_pull(cx, s, (long long)n, &x)) <= 0) break;
         if (n == cap) {
             stc_value *grown = realloc(items, 2 * cap * sizeof *items);
             if (!grown) {
                 val_release(x);
-                rc = eval_oom(cx, s->in_loc);
+                rc = stc__eval_oom(cx, s->in_loc);
                 break;
             }
             items = grown;
@@ -368,29 +368,29 @@ static int eval_stream_drain(eval_ctx *cx, const eval_stream *s, stc_value *out,
     if (rc == 0) {
         *out = stc_value_new_list(n, items); /* consumes the items */
         free(items);
-        return out->tag == STC_T_INVALID ? eval_oom(cx, s->in_loc) : 0;
+        return out->tag == STC_T_INVALID ? stc__eval_oom(cx, s->in_loc) : 0;
     }
     for (size_t i = 0; i < n; i++) val_release(items[i]);
     free(items);
     return rc;
 }
 
-int eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink)
+int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink)
 {
     const ir_program *p = cx->p;
     *count = 0;
     *to_sink = false;
     eval_stream s = {.io = io, .in_loc = p->main_param->loc, .out_loc = p->main_loc};
-    ir_type *lt = ir_type_resolve(p->main_param->type);
+    ir_type *lt = stc__ir_type_resolve(p->main_param->type);
     s.item_type = lt && lt->kind == TY_LIST ? lt->args[0] : NULL;
     size_t nslots = p->main_nslots > 0 ? (size_t)p->main_nslots : 1;
     stc_value *slots = calloc(nslots, sizeof *slots);
-    if (!slots) return eval_oom(cx, p->main_loc);
+    if (!slots) return stc__eval_oom(cx, p->main_loc);
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
     eval_frame fr = {slots, NULL};
     int rc;
     eval_stream_form form;
-    if (eval_stream_shape(p, &form)) {
+    if (stc__eval_stream_shape(p, &form)) {
         const ir_expr *top = form.filter && !form.filter_first ? form.filter : form.smap;
         rc = eval_stream_lets(cx, p->main, top, &fr);
         if (rc == 0 && form.filter) rc = eval_main_filtered(cx, &s, &form, &fr, count);
@@ -400,12 +400,12 @@ int eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long lo
     } else {
         stc_value v = eval_unit;
         rc = eval_stream_drain(cx, &s, &slots[p->main_param->slot], count);
-        if (rc == 0) rc = eval_expr(cx, p->main, &fr, &v);
+        if (rc == 0) rc = stc__eval_expr(cx, p->main, &fr, &v);
         if (rc == 0 && v.tag == STC_T_LIST) {
             /* The result list goes to the sink. */
             size_t n = val_seq_len(v);
             long long saved = cx->item;
-            for (size_t i = 0; i < n && rc == 0; i++) rc = eval_stream_push(cx, &s, (long long)i, val_seq_items(v)[i]);
+            for (size_t i = 0; i < n && rc == 0; i++) rc = stc__eval_stream_push(cx, &s, (long long)i, val_seq_items(v)[i]);
             cx->item = saved;
             val_release(v);
             v = eval_unit;

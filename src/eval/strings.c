@@ -28,11 +28,11 @@ static int str_error(eval_ctx *cx, ir_loc loc, const char *name, const val_str *
         if (n > 0 && ((unsigned char)s->data[n] & 0xc0) == 0x80) n = STR_QUOTE_MAX; /* not UTF-8 */
     }
     buf b = BUF_INIT;
-    val_print_text_string(&b, s->data, n);
-    if (cut) buf_puts(&b, "...");
-    char *text = buf_take(&b);
-    if (!text) return eval_oom(cx, loc);
-    int rc = eval_error(cx, STC_ERUNTIME, loc, "%s: %s %s", name, text, what);
+    stc__val_print_text_string(&b, s->data, n);
+    if (cut) stc__buf_puts(&b, "...");
+    char *text = stc__buf_take(&b);
+    if (!text) return stc__eval_oom(cx, loc);
+    int rc = stc__eval_error(cx, STC_ERUNTIME, loc, "%s: %s %s", name, text, what);
     free(text);
     return rc;
 }
@@ -51,16 +51,16 @@ static bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to
 /* ---- words ----------------------------------------------------------------- */
 
 /* ASCII whitespace: space, \t \n \v \f \r. */
-bool str_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+bool stc__str_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 /* The next word of d[0..len) at or after *i: its bounds, false when none. */
 static bool str_next_word(const char *d, size_t len, size_t *i, size_t *from, size_t *to)
 {
     size_t j = *i;
-    while (j < len && str_space((unsigned char)d[j])) j++;
+    while (j < len && stc__str_space((unsigned char)d[j])) j++;
     if (j == len) return false;
     *from = j;
-    while (j < len && !str_space((unsigned char)d[j])) j++;
+    while (j < len && !stc__str_space((unsigned char)d[j])) j++;
     *to = *i = j;
     return true;
 }
@@ -70,14 +70,14 @@ static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
     const val_str *vs = val_as_str(s);
     size_t n = 0, i = 0, from, to;
     while (str_next_word(vs->data, vs->len, &i, &from, &to)) n++;
-    stc_value r = val_seq_alloc(STC_T_LIST, n);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     i = 0;
     for (size_t k = 0; k < n; k++) {
         str_next_word(vs->data, vs->len, &i, &from, &to);
         if (!str_piece(r, k, s, from, to)) {
             val_release(r);
-            return eval_oom(cx, loc);
+            return stc__eval_oom(cx, loc);
         }
     }
     *out = r;
@@ -88,7 +88,7 @@ static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 
 /* str_finder (eval_internal.h): memchr for one byte, else
  * Knuth-Morris-Pratt with the prefix table fail[0..m). */
-bool str_finder_init(str_finder *f, const char *sep, size_t m)
+bool stc__str_finder_init(str_finder *f, const char *sep, size_t m)
 {
     f->sep = sep;
     f->m = m;
@@ -106,7 +106,7 @@ bool str_finder_init(str_finder *f, const char *sep, size_t m)
     return true;
 }
 
-size_t str_find(const str_finder *f, const char *d, size_t len, size_t from)
+size_t stc__str_find(const str_finder *f, const char *d, size_t len, size_t from)
 {
     if (len - from < f->m) return SIZE_MAX;
     if (f->m == 1) {
@@ -124,27 +124,27 @@ size_t str_find(const str_finder *f, const char *d, size_t len, size_t from)
 static int str_split(eval_ctx *cx, ir_loc loc, stc_value s, stc_value sep, stc_value *out)
 {
     const val_str *vs = val_as_str(s), *vsep = val_as_str(sep);
-    if (vsep->len == 0) return eval_error(cx, STC_ERUNTIME, loc, "split: empty separator");
+    if (vsep->len == 0) return stc__eval_error(cx, STC_ERUNTIME, loc, "split: empty separator");
     str_finder f;
     if (vsep->len > vs->len) { /* no separator fits: [s] */
         f = (str_finder){vsep->data, vsep->len, NULL};
-    } else if (!str_finder_init(&f, vsep->data, vsep->len)) {
-        return eval_oom(cx, loc);
+    } else if (!stc__str_finder_init(&f, vsep->data, vsep->len)) {
+        return stc__eval_oom(cx, loc);
     }
     size_t n = 1, at = 0, p;
-    while ((p = str_find(&f, vs->data, vs->len, at)) != SIZE_MAX) n++, at = p + f.m;
-    stc_value r = val_seq_alloc(STC_T_LIST, n);
+    while ((p = stc__str_find(&f, vs->data, vs->len, at)) != SIZE_MAX) n++, at = p + f.m;
+    stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
     bool ok = r.tag != STC_T_INVALID;
     at = 0;
     for (size_t k = 0; ok && k < n; k++) {
-        p = k + 1 < n ? str_find(&f, vs->data, vs->len, at) : vs->len;
+        p = k + 1 < n ? stc__str_find(&f, vs->data, vs->len, at) : vs->len;
         ok = str_piece(r, k, s, at, p);
         at = p + f.m;
     }
     free(f.fail);
     if (!ok) {
         val_release(r); /* unit, or a list whose missing items are unit */
-        return eval_oom(cx, loc);
+        return stc__eval_oom(cx, loc);
     }
     *out = r;
     return 0;
@@ -158,14 +158,14 @@ static int str_split(eval_ctx *cx, ir_loc loc, stc_value s, stc_value sep, stc_v
 static int str_str(eval_ctx *cx, ir_loc loc, stc_value v, stc_value *out)
 {
     buf b = BUF_INIT;
-    int rc = val_print_text(&b, v, VAL_PRINT_MAX);
+    int rc = stc__val_print_text(&b, v, VAL_PRINT_MAX);
     if (rc == STC_ELIMIT) {
-        buf_free(&b);
-        return eval_error(cx, STC_ELIMIT, loc, "str: value too large to print (over %zu bytes)", (size_t)VAL_PRINT_MAX);
+        stc__buf_free(&b);
+        return stc__eval_error(cx, STC_ELIMIT, loc, "str: value too large to print (over %zu bytes)", (size_t)VAL_PRINT_MAX);
     }
     stc_value r = rc == 0 ? stc_value_new_str(b.data ? b.data : "", b.len) : (stc_value){.tag = STC_T_INVALID};
-    buf_free(&b);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc__buf_free(&b);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     *out = r;
     return 0;
 }
@@ -179,9 +179,9 @@ static int str_concat(eval_ctx *cx, ir_loc loc, stc_value a, stc_value b, stc_va
     }
     /* The limit every text obeys (str's too): checked before allocating. */
     if (x->len > VAL_PRINT_MAX || y->len > VAL_PRINT_MAX - x->len)
-        return eval_error(cx, STC_ELIMIT, loc, "concat: result too long (over %zu bytes)", (size_t)VAL_PRINT_MAX);
-    stc_value r = val_str_alloc(x->len + y->len);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+        return stc__eval_error(cx, STC_ELIMIT, loc, "concat: result too long (over %zu bytes)", (size_t)VAL_PRINT_MAX);
+    stc_value r = stc__val_str_alloc(x->len + y->len);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     memcpy(val_as_str(r)->data, x->data, x->len);
     memcpy(val_as_str(r)->data + x->len, y->data, y->len);
     *out = r;
@@ -290,20 +290,20 @@ static int str_try_number(eval_ctx *cx, ir_loc loc, bool is_int, stc_value s, st
         r = stc_value_new_inl(is_int ? stc_value_int(i) : stc_value_float(f));
     else
         r = stc_value_new_inr(stc_value_unit());
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     *out = r;
     return 0;
 }
 
 /* ---- Dispatch ------------------------------------------------------------------ */
 
-int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
+int stc__eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
 {
     if (bi == BI_STR) return str_str(cx, loc, a[0], out);
     int nstr = bi == BI_SPLIT || bi == BI_CONCAT ? 2 : 1;
     for (int i = 0; i < nstr; i++)
         if (a[i].tag != STC_T_STR)
-            return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", ir_builtins[bi].name);
+            return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", stc__ir_builtins[bi].name);
     switch (bi) {
     case BI_WORDS: return str_words(cx, loc, a[0], out);
     case BI_SPLIT: return str_split(cx, loc, a[0], a[1], out);
@@ -312,6 +312,6 @@ int eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value
     case BI_PARSE_FLOAT: return str_parse_float(cx, loc, a[0], out);
     case BI_TRY_INT:
     case BI_TRY_FLOAT: return str_try_number(cx, loc, bi == BI_TRY_INT, a[0], out);
-    default: return eval_error(cx, STC_ERUNTIME, loc, "internal error: not a string builtin");
+    default: return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: not a string builtin");
     }
 }

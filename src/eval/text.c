@@ -16,7 +16,7 @@
 static int text_new(eval_ctx *cx, ir_loc loc, const char *d, size_t n, stc_value *out)
 {
     stc_value r = stc_value_new_str(d, n);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     *out = r;
     return 0;
 }
@@ -36,7 +36,7 @@ static int text_slice(eval_ctx *cx, ir_loc loc, stc_value s, int64_t i, int64_t 
 {
     size_t len = val_as_str(s)->len;
     if (i < 0 || j < i || (uint64_t)j > len)
-        return eval_error(cx, STC_ERUNTIME, loc,
+        return stc__eval_error(cx, STC_ERUNTIME, loc,
                           "slice: bytes %" PRId64 "..%" PRId64 " out of range for a string of length %zu", i, j,
                           len);
     return text_part(cx, loc, s, (size_t)i, (size_t)j, out);
@@ -50,11 +50,11 @@ static size_t text_index(const val_str *s, const val_str *sub, size_t from, bool
     if (sub->len == 0) return from <= s->len ? from : SIZE_MAX;
     if (sub->len > s->len) return SIZE_MAX;
     str_finder f;
-    if (!str_finder_init(&f, sub->data, sub->len)) {
+    if (!stc__str_finder_init(&f, sub->data, sub->len)) {
         *oom = true;
         return SIZE_MAX;
     }
-    size_t p = str_find(&f, s->data, s->len, from);
+    size_t p = stc__str_find(&f, s->data, s->len, from);
     free(f.fail);
     return p;
 }
@@ -74,7 +74,7 @@ static int text_search(eval_ctx *cx, ir_loc loc, ir_builtin bi, stc_value s, stc
     }
     bool oom;
     size_t p = text_index(vs, vp, 0, &oom);
-    if (oom) return eval_oom(cx, loc);
+    if (oom) return stc__eval_oom(cx, loc);
     *out = bi == BI_FIND ? stc_value_int(p == SIZE_MAX ? -1 : (int64_t)p) : stc_value_bool(p != SIZE_MAX);
     return 0;
 }
@@ -90,8 +90,8 @@ static int text_case(eval_ctx *cx, ir_loc loc, bool upper, stc_value s, stc_valu
         *out = val_retain(s);
         return 0;
     }
-    stc_value r = val_str_alloc(vs->len);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value r = stc__val_str_alloc(vs->len);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     char *d = val_as_str(r)->data;
     memcpy(d, vs->data, vs->len);
     for (size_t i = first; i < vs->len; i++)
@@ -104,14 +104,14 @@ static int text_trim(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
     size_t from = 0, to = vs->len;
-    while (from < to && str_space((unsigned char)vs->data[from])) from++;
-    while (to > from && str_space((unsigned char)vs->data[to - 1])) to--;
+    while (from < to && stc__str_space((unsigned char)vs->data[from])) from++;
+    while (to > from && stc__str_space((unsigned char)vs->data[to - 1])) to--;
     return text_part(cx, loc, s, from, to, out);
 }
 
 static int text_too_long(eval_ctx *cx, ir_loc loc, const char *name)
 {
-    return eval_error(cx, STC_ELIMIT, loc, "%s: result too long (over %zu bytes)", name, (size_t)VAL_PRINT_MAX);
+    return stc__eval_error(cx, STC_ELIMIT, loc, "%s: result too long (over %zu bytes)", name, (size_t)VAL_PRINT_MAX);
 }
 
 /* join(sep, xs): the items of xs with sep between them. */
@@ -130,8 +130,8 @@ static int text_join(eval_ctx *cx, ir_loc loc, stc_value sep, stc_value xs, stc_
         if (add > VAL_PRINT_MAX || total > VAL_PRINT_MAX - add) return text_too_long(cx, loc, "join");
         total += add;
     }
-    stc_value r = val_str_alloc(total);
-    if (r.tag == STC_T_INVALID) return eval_oom(cx, loc);
+    stc_value r = stc__val_str_alloc(total);
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     char *d = val_as_str(r)->data;
     for (size_t i = 0; i < n; i++) {
         if (i > 0) memcpy(d, val_as_str(sep)->data, m), d += m;
@@ -147,15 +147,15 @@ static int text_join(eval_ctx *cx, ir_loc loc, stc_value sep, stc_value xs, stc_
 static int text_replace(eval_ctx *cx, ir_loc loc, stc_value s, stc_value old, stc_value new, stc_value *out)
 {
     const val_str *vs = val_as_str(s), *vo = val_as_str(old), *vn = val_as_str(new);
-    if (vo->len == 0) return eval_error(cx, STC_ERUNTIME, loc, "replace: empty pattern");
+    if (vo->len == 0) return stc__eval_error(cx, STC_ERUNTIME, loc, "replace: empty pattern");
     if (vo->len > vs->len) {
         *out = val_retain(s);
         return 0;
     }
     str_finder f;
-    if (!str_finder_init(&f, vo->data, vo->len)) return eval_oom(cx, loc);
+    if (!stc__str_finder_init(&f, vo->data, vo->len)) return stc__eval_oom(cx, loc);
     size_t count = 0, at = 0, p;
-    while ((p = str_find(&f, vs->data, vs->len, at)) != SIZE_MAX) count++, at = p + vo->len;
+    while ((p = stc__str_find(&f, vs->data, vs->len, at)) != SIZE_MAX) count++, at = p + vo->len;
     int rc = 0;
     if (count == 0) {
         *out = val_retain(s);
@@ -164,13 +164,13 @@ static int text_replace(eval_ctx *cx, ir_loc loc, stc_value s, stc_value old, st
         rc = text_too_long(cx, loc, "replace");
     } else {
         size_t total = vs->len - count * vo->len + count * vn->len; /* at most the limit: no overflow */
-        stc_value r = val_str_alloc(total);
+        stc_value r = stc__val_str_alloc(total);
         if (r.tag == STC_T_INVALID) {
-            rc = eval_oom(cx, loc);
+            rc = stc__eval_oom(cx, loc);
         } else {
             char *d = val_as_str(r)->data;
             at = 0;
-            while ((p = str_find(&f, vs->data, vs->len, at)) != SIZE_MAX) {
+            while ((p = stc__str_find(&f, vs->data, vs->len, at)) != SIZE_MAX) {
                 memcpy(d, vs->data + at, p - at), d += p - at;
                 memcpy(d, vn->data, vn->len), d += vn->len;
                 at = p + vo->len;
@@ -183,7 +183,7 @@ static int text_replace(eval_ctx *cx, ir_loc loc, stc_value s, stc_value old, st
     return rc;
 }
 
-int eval_text_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
+int stc__eval_text_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
 {
     switch (bi) {
     case BI_SLICE:
@@ -213,5 +213,5 @@ int eval_text_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *
     default: break;
     }
 bad:
-    return eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", ir_builtins[bi].name);
+    return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", stc__ir_builtins[bi].name);
 }

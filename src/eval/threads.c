@@ -1,4 +1,4 @@
-/* threads.c - thread states, thread calls, the C thread context, eval_run.
+/* threads.c - thread states, thread calls, the C thread context, stc__eval_run.
  *
  * A lang thread's state is a value threaded through its function: t(x)
  * calls fun(x, s) and keeps s' of the returned (out, s').  A C thread's
@@ -25,9 +25,9 @@ int stc_ctx_error(stc_ctx *cx, const char *fmt, ...)
     buf b = BUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    buf_vprintf(&b, fmt, ap);
+    stc__buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    cx->message = buf_take(&b);
+    cx->message = stc__buf_take(&b);
     if (!cx->message) cx->error_oom = true;
     return STC_ERUNTIME;
 }
@@ -47,7 +47,7 @@ typedef struct eval_type_walk {
 
 static bool eval_has_type(eval_type_walk *w, stc_value v, ir_type *ty)
 {
-    ty = ir_type_resolve(ty);
+    ty = stc__ir_type_resolve(ty);
     if (!ty || ty->kind == TY_VAR) return v.tag != STC_T_INVALID;
     switch (ty->kind) {
     case TY_INT: return v.tag == STC_T_INT;
@@ -71,13 +71,13 @@ static bool eval_has_type(eval_type_walk *w, stc_value v, ir_type *ty)
     default: return false;
     }
     bool memo = ++w->steps >= VAL_MEMO_AFTER && val_obj_shared(v.as.obj);
-    if (memo && val_memo_get(&w->memo, v.as.obj, ty, NULL, NULL)) return true;
+    if (memo && stc__val_memo_get(&w->memo, v.as.obj, ty, NULL, NULL)) return true;
     bool ok = true;
     if (ty->kind == TY_MAP) {
         val_map_iter it;
-        val_map_iter_init(&it, v);
+        stc__val_map_iter_init(&it, v);
         stc_value k, x;
-        while (ok && val_map_iter_next(&it, &k, &x))
+        while (ok && stc__val_map_iter_next(&it, &k, &x))
             ok = eval_has_type(w, k, ty->args[0]) && eval_has_type(w, x, ty->args[1]);
     } else if (ty->kind == TY_LIST) {
         for (size_t i = 0; ok && i < val_seq_len(v); i++) ok = eval_has_type(w, val_seq_items(v)[i], ty->args[0]);
@@ -86,15 +86,15 @@ static bool eval_has_type(eval_type_walk *w, stc_value v, ir_type *ty)
     } else {
         ok = eval_has_type(w, val_box_get(v), ty->args[v.tag == STC_T_INL ? 0 : 1]);
     }
-    if (ok && memo) val_memo_put(&w->memo, v.as.obj, ty, 0, 0);
+    if (ok && memo) stc__val_memo_put(&w->memo, v.as.obj, ty, 0, 0);
     return ok;
 }
 
-bool eval_value_has_type(stc_value v, ir_type *ty)
+bool stc__eval_value_has_type(stc_value v, ir_type *ty)
 {
     eval_type_walk w = {VAL_MEMO_INIT, 0};
     bool ok = eval_has_type(&w, v, ty);
-    val_memo_free(&w.memo);
+    stc__val_memo_free(&w.memo);
     return ok;
 }
 
@@ -113,22 +113,22 @@ static bool eval_same_value(stc_value a, stc_value b)
     }
 }
 
-stc_value eval_state_take(eval_ctx *cx, int t)
+stc_value stc__eval_state_take(eval_ctx *cx, int t)
 {
     eval_tstate *st = &cx->states[t];
     if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return stc_value_retain(st->value);
     stc_value v = st->value;
-    st->value = eval_unit; /* until eval_thread_result stores the new state */
+    st->value = eval_unit; /* until stc__eval_thread_result stores the new state */
     return v;
 }
 
-int eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out)
+int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out)
 {
     *out = eval_unit;
     const ir_thread *th = cx->p->threads[t];
     if (pair.tag != STC_T_TUPLE || val_seq_len(pair) != 2) {
         val_release(pair);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' did not return a pair",
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' did not return a pair",
                           th->name);
     }
     eval_tstate *st = &cx->states[t];
@@ -154,23 +154,23 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
     const ir_thread *th = p->threads[t];
     if (th->fun < 0 || th->fun >= p->nfuns || th->ninputs < 0) {
         for (size_t i = 0; i < nargs; i++) val_release(args[i]);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: unbound thread '%s'", th->name);
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: unbound thread '%s'", th->name);
     }
     size_t k = (size_t)th->ninputs;
     stc_value small[EVAL_SMALL], *full = small;
     if (k + 1 > EVAL_SMALL && !(full = malloc((k + 1) * sizeof *full))) {
         for (size_t i = 0; i < nargs; i++) val_release(args[i]);
-        return eval_oom(cx, loc);
+        return stc__eval_oom(cx, loc);
     }
-    int rc = eval_adapt_args(cx, th->name, k, nargs, args, full, loc);
+    int rc = stc__eval_adapt_args(cx, th->name, k, nargs, args, full, loc);
     stc_value pair = eval_unit;
     if (rc == 0) {
-        full[k] = eval_state_take(cx, t); /* the state as of this call */
-        rc = eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
+        full[k] = stc__eval_state_take(cx, t); /* the state as of this call */
+        rc = stc__eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
     }
     if (full != small) free(full);
     if (rc) return rc;
-    return eval_thread_result(cx, t, pair, loc, out);
+    return stc__eval_thread_result(cx, t, pair, loc, out);
 }
 
 /* The input a C thread gets for nargs args (consumed): unit, the arg, or
@@ -179,7 +179,7 @@ static int eval_c_input(eval_ctx *cx, size_t nargs, stc_value *args, ir_loc loc,
 {
     *in = eval_unit;
     if (nargs == 1) *in = args[0];
-    else if (nargs > 1 && (*in = stc_value_new_tuple(nargs, args)).tag == STC_T_INVALID) return eval_oom(cx, loc);
+    else if (nargs > 1 && (*in = stc_value_new_tuple(nargs, args)).tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     return 0;
 }
 
@@ -195,13 +195,13 @@ static int eval_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code
     if (out) *out = eval_unit;
     if (code < 0) {
         val_release(v);
-        if (ccx->error_oom) rc = eval_oom(cx, loc);
+        if (ccx->error_oom) rc = stc__eval_oom(cx, loc);
         else
-            rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
+            rc = stc__eval_error(cx, STC_ERUNTIME, loc, "thread '%s' failed: %s", th->name,
                             ccx->message ? ccx->message : stc_strerror(code));
-    } else if (out && !eval_value_has_type(v, th->out_type)) {
+    } else if (out && !stc__eval_value_has_type(v, th->out_type)) {
         val_release(v);
-        rc = eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
+        rc = stc__eval_error(cx, STC_ERUNTIME, loc, "thread '%s' returned a value of the wrong type", th->name);
     } else if (out) {
         *out = v;
     }
@@ -210,7 +210,7 @@ static int eval_c_result(eval_ctx *cx, const ir_thread *th, ir_loc loc, int code
     return rc;
 }
 
-int eval_call_c_rest(eval_ctx *cx, int t, ir_loc loc, int code, stc_ctx *ccx, stc_value v, stc_value *out)
+int stc__eval_call_c_rest(eval_ctx *cx, int t, ir_loc loc, int code, stc_ctx *ccx, stc_value v, stc_value *out)
 {
     return eval_c_result(cx, cx->p->threads[t], loc, code, ccx, v, out);
 }
@@ -221,7 +221,7 @@ static int eval_call_c_args(eval_ctx *cx, int t, size_t nargs, stc_value *args, 
     const ir_thread *th = cx->p->threads[t];
     if (!th->cdef || !th->cdef->fn || !cx->states[t].ready) {
         for (size_t i = 0; i < nargs; i++) val_release(args[i]);
-        return eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' is not ready", th->name);
     }
     stc_value in;
     int rc = eval_c_input(cx, nargs, args, loc, &in);
@@ -255,7 +255,7 @@ static int eval_c_part(eval_ctx *cx, int t, const stc_value *from, const int *id
         code = def->output_fn(NULL, &from[idx[0]], &v, &ccx);
     } else {
         stc_value small[8], *args = eval_gather(from, idx, nargs, small), in;
-        int rc = args ? eval_c_input(cx, nargs, args, loc, &in) : eval_oom(cx, loc);
+        int rc = args ? eval_c_input(cx, nargs, args, loc, &in) : stc__eval_oom(cx, loc);
         if (args != small) free(args);
         if (rc) return rc;
         code = def->output_fn(NULL, &in, &v, &ccx);
@@ -275,9 +275,9 @@ static int eval_lang_part(eval_ctx *cx, int t, const stc_value *from, const int 
     const ir_thread *th = p->threads[t];
     const ir_fun *fn = p->funs[th->fun];
     size_t k = (size_t)th->ninputs, nslots = (size_t)fn->nslots;
-    if (cx->depth + 1 >= EVAL_MAX_DEPTH) return eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    if (cx->depth + 1 >= EVAL_MAX_DEPTH) return stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
     stc_value small[EVAL_SMALL], *slots = nslots <= EVAL_SMALL ? small : malloc(nslots * sizeof *slots);
-    if (!slots) return eval_oom(cx, loc);
+    if (!slots) return stc__eval_oom(cx, loc);
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
     int rc = 0;
     if (!out) {
@@ -286,7 +286,7 @@ static int eval_lang_part(eval_ctx *cx, int t, const stc_value *from, const int 
         for (size_t i = 0; i < k; i++) slots[i] = val_retain(from[idx[i]]);
     } else {
         stc_value asmall[8], *a = eval_gather(from, idx, nargs, asmall);
-        rc = a ? eval_adapt_args(cx, th->name, k, nargs, a, slots, loc) : eval_oom(cx, loc);
+        rc = a ? stc__eval_adapt_args(cx, th->name, k, nargs, a, slots, loc) : stc__eval_oom(cx, loc);
         if (a != asmall) free(a);
     }
     const char *saved = cx->thread;
@@ -294,7 +294,7 @@ static int eval_lang_part(eval_ctx *cx, int t, const stc_value *from, const int 
     cx->depth += 2; /* the call and the function's application */
     eval_frame ffr = {slots, fn};
     stc_value v = eval_unit;
-    if (rc == 0) rc = eval_expr(cx, fn->body->u.agg.items[out ? 0 : 1], &ffr, &v);
+    if (rc == 0) rc = stc__eval_expr(cx, fn->body->u.agg.items[out ? 0 : 1], &ffr, &v);
     cx->depth -= 2;
     cx->thread = saved;
     for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
@@ -309,7 +309,7 @@ static int eval_lang_part(eval_ctx *cx, int t, const stc_value *from, const int 
     return 0;
 }
 
-int eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int *args, int nargs, ir_loc loc,
+int stc__eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int *args, int nargs, ir_loc loc,
                           stc_value *out)
 {
     size_t n = out && nargs > 0 ? (size_t)nargs : 0;
@@ -317,7 +317,7 @@ int eval_call_thread_part(eval_ctx *cx, int t, const stc_value *slots, const int
     return eval_lang_part(cx, t, slots, args, n, loc, out);
 }
 
-int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
+int stc__eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
                      stc_value *out)
 {
     *out = eval_unit;
@@ -327,7 +327,7 @@ int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc 
     int rc;
     if (!cx->states) {
         for (size_t i = 0; i < nargs; i++) val_release(args[i]);
-        rc = eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' called without states",
+        rc = stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' called without states",
                         th->name);
     } else if (th->kind == THREAD_LANG) {
         rc = eval_call_lang(cx, t, nargs, args, loc, out);
@@ -340,7 +340,7 @@ int eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc 
 
 /* ---- States ------------------------------------------------------------------- */
 
-void eval_states_free(const ir_program *p, eval_tstate *st)
+void stc__eval_states_free(const ir_program *p, eval_tstate *st)
 {
     if (!st) return;
     for (int i = 0; i < p->nthreads; i++) {
@@ -364,19 +364,19 @@ static int eval_state_init(eval_ctx *cx, const ir_thread *th, eval_tstate *st, c
         return 0;
     }
     const stc_thread_def *def = th->cdef;
-    if (!def) return eval_error(cx, STC_ERUNTIME, th->loc, "internal error: unbound thread '%s'", th->name);
+    if (!def) return stc__eval_error(cx, STC_ERUNTIME, th->loc, "internal error: unbound thread '%s'", th->name);
     st->cstate = calloc(1, def->state_size ? def->state_size : 1);
-    if (!st->cstate) return eval_oom(cx, th->loc);
+    if (!st->cstate) return stc__eval_oom(cx, th->loc);
     int code = def->state_init ? def->state_init(st->cstate, v, def->user) : 0;
     /* A failed state_init cleans up after itself: no state_free then. */
     if (code < 0)
-        return eval_error(cx, STC_ERUNTIME, th->loc, "thread '%s' failed to initialise: %s",
+        return stc__eval_error(cx, STC_ERUNTIME, th->loc, "thread '%s' failed to initialise: %s",
                           th->name, stc_strerror(code));
     st->ready = true;
     return 0;
 }
 
-int eval_states_init(eval_ctx *cx, eval_tstate **out)
+int stc__eval_states_init(eval_ctx *cx, eval_tstate **out)
 {
     const ir_program *p = cx->p;
     *out = NULL;
@@ -389,7 +389,7 @@ int eval_states_init(eval_ctx *cx, eval_tstate **out)
     if (!st || !slots) {
         free(st);
         if (slots != small) free(slots);
-        return eval_oom(cx, none);
+        return stc__eval_oom(cx, none);
     }
     for (size_t i = 0; i < n; i++) st[i].value = eval_unit;
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
@@ -400,7 +400,7 @@ int eval_states_init(eval_ctx *cx, eval_tstate **out)
         const ir_thread *th = p->threads[i];
         cx->thread = th->name; /* errors in an init name the thread */
         stc_value v = eval_unit;
-        if (th->init) rc = eval_expr(cx, th->init, &fr, &v);
+        if (th->init) rc = stc__eval_expr(cx, th->init, &fr, &v);
         if (rc == 0) rc = eval_state_init(cx, th, &st[i], th->init ? &v : NULL);
         val_release(v);
     }
@@ -408,14 +408,14 @@ int eval_states_init(eval_ctx *cx, eval_tstate **out)
     for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     if (slots != small) free(slots);
     if (rc) {
-        eval_states_free(p, st);
+        stc__eval_states_free(p, st);
         return rc;
     }
     *out = st;
     return 0;
 }
 
-int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out)
+int stc__eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out)
 {
     const ir_program *p = cx->p;
     for (int i = 0; i < p->nthreads; i++) out[i] = eval_unit;
@@ -433,7 +433,7 @@ int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out)
             val_release(v);
             const char *saved = cx->thread;
             cx->thread = th->name;
-            eval_error(cx, code == STC_ENOMEM ? STC_ENOMEM : STC_ERUNTIME, th->loc,
+            stc__eval_error(cx, code == STC_ENOMEM ? STC_ENOMEM : STC_ERUNTIME, th->loc,
                        "thread '%s' failed to produce its final state: %s", th->name,
                        stc_strerror(code < 0 ? code : STC_ENOMEM));
             cx->thread = saved;
@@ -453,37 +453,37 @@ int eval_states_final(eval_ctx *cx, const eval_tstate *st, stc_value *out)
 static int eval_main(eval_ctx *cx, stc_value *out)
 {
     const ir_program *p = cx->p;
-    if (!p->main) return eval_error(cx, STC_ERUNTIME, p->main_loc, "no 'main' declaration");
+    if (!p->main) return stc__eval_error(cx, STC_ERUNTIME, p->main_loc, "no 'main' declaration");
     size_t nslots = p->main_nslots > 0 ? (size_t)p->main_nslots : 0;
     stc_value small[EVAL_SMALL], *slots = small;
-    if (nslots > EVAL_SMALL && !(slots = malloc(nslots * sizeof *slots))) return eval_oom(cx, p->main_loc);
+    if (nslots > EVAL_SMALL && !(slots = malloc(nslots * sizeof *slots))) return stc__eval_oom(cx, p->main_loc);
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
     eval_frame fr = {slots, NULL};
-    int rc = eval_expr(cx, p->main, &fr, out);
+    int rc = stc__eval_expr(cx, p->main, &fr, out);
     for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     if (slots != small) free(slots);
     return rc;
 }
 
-int eval_run(const ir_program *p, stc_result *res) { return eval_run_hooked(p, res, NULL, NULL, NULL); }
+int stc__eval_run(const ir_program *p, stc_result *res) { return stc__eval_run_hooked(p, res, NULL, NULL, NULL); }
 
-int eval_run_hooked(const ir_program *p, stc_result *res, const eval_runtime_hooks *hooks, const stc_cancel *cancel,
+int stc__eval_run_hooked(const ir_program *p, stc_result *res, const eval_runtime_hooks *hooks, const stc_cancel *cancel,
                     const stc_stream *io)
 {
     eval_ctx cx;
-    eval_ctx_init(&cx, p, NULL);
+    stc__eval_ctx_init(&cx, p, NULL);
     cx.cancel = cancel;
     eval_tstate *st = NULL;
     stc_value v = eval_unit, *finals = NULL;
     size_t n = p->nthreads > 0 ? (size_t)p->nthreads : 0;
-    int rc = eval_states_init(&cx, &st);
+    int rc = stc__eval_states_init(&cx, &st);
     if (rc == 0) {
         cx.states = st;
         cx.hooks = hooks; /* not for inits: they cannot call threads */
-        rc = p->main_param ? eval_main_stream(&cx, io, &v, &res->input_items, &res->to_sink) : eval_main(&cx, &v);
+        rc = p->main_param ? stc__eval_main_stream(&cx, io, &v, &res->input_items, &res->to_sink) : eval_main(&cx, &v);
     }
-    if (rc == 0 && !(finals = calloc(n ? n : 1, sizeof *finals))) rc = eval_oom(&cx, p->main_loc);
-    if (rc == 0) rc = eval_states_final(&cx, st, finals);
+    if (rc == 0 && !(finals = calloc(n ? n : 1, sizeof *finals))) rc = stc__eval_oom(&cx, p->main_loc);
+    if (rc == 0) rc = stc__eval_states_final(&cx, st, finals);
     if (rc == 0) {
         val_release(res->value);
         res->value = v;
@@ -499,11 +499,11 @@ int eval_run_hooked(const ir_program *p, stc_result *res, const eval_runtime_hoo
         val_release(v);
         const eval_err *e = &cx.err;
         if (e->code) rc = e->code;
-        result_set_error(res, rc, p->file, e->loc.line, e->loc.col, e->thread, e->item, "%s",
+        stc__result_set_error(res, rc, p->file, e->loc.line, e->loc.col, e->thread, e->item, "%s",
                          e->message ? e->message : "out of memory");
     }
     free(finals);
-    eval_states_free(p, st);
-    eval_ctx_fini(&cx);
+    stc__eval_states_free(p, st);
+    stc__eval_ctx_fini(&cx);
     return rc;
 }

@@ -8,7 +8,7 @@
  * variable, as in smap(g, xs) or fold(f, z, xs): a closure's writes count where it is written).  Sets of mutually recursive functions are
  * found by iterating to a fixpoint.  A lang thread is read-only when every
  * path of its function returns its state parameter itself; the evaluator
- * then never writes its state (eval_thread_result skips identical values),
+ * then never writes its state (stc__eval_thread_result skips identical values),
  * so its calls can run on several workers at once. */
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +17,7 @@
 
 static flow_set flow_set_new(flow_info *fi)
 {
-    flow_set s = {false, arena_alloc(fi->mem, (size_t)fi->nwords * sizeof(uint64_t) + 1)};
+    flow_set s = {false, stc__arena_alloc(fi->mem, (size_t)fi->nwords * sizeof(uint64_t) + 1)};
     if (!s.bits) s.all = true;
     return s;
 }
@@ -41,7 +41,7 @@ static bool flow_set_join(const flow_info *fi, flow_set *dst, flow_set src)
     return changed;
 }
 
-bool flow_set_empty(const flow_info *fi, flow_set s)
+bool stc__flow_set_empty(const flow_info *fi, flow_set s)
 {
     if (s.all) return false;
     for (int i = 0; s.bits && i < fi->nwords; i++)
@@ -103,7 +103,7 @@ static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
             if (flow_calls_unknown_arg(e)) { acc->all = true; return; } /* like a call through a value */
             for (int i = 0; i < e->u.call.nargs; i++) {
                 const ir_expr *a = e->u.call.args[i];
-                ir_type *t = a->type ? ir_type_resolve(a->type) : NULL;
+                ir_type *t = a->type ? stc__ir_type_resolve(a->type) : NULL;
                 if (t && t->kind == TY_FUN && a->kind != IR_LAMBDA && a->kind != IR_FUNREF && a->kind != IR_THREADREF) {
                     acc->all = true;
                     return;
@@ -132,16 +132,16 @@ static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
 
 static bool flow_type_fun(ir_type *t, int depth)
 {
-    t = t ? ir_type_resolve(t) : NULL;
+    t = t ? stc__ir_type_resolve(t) : NULL;
     if (!t || t->kind == TY_FUN || t->kind == TY_VAR || depth > 64) return true;
     for (int i = 0; i < t->n; i++)
         if (t->args && flow_type_fun(t->args[i], depth + 1)) return true;
     return false;
 }
 
-bool flow_type_may_hold_fun(ir_type *t) { return flow_type_fun(t, 0); }
+bool stc__flow_type_may_hold_fun(ir_type *t) { return flow_type_fun(t, 0); }
 
-flow_set flow_expr_set(flow_info *fi, const ir_expr *e)
+flow_set stc__flow_expr_set(flow_info *fi, const ir_expr *e)
 {
     flow_set s = flow_set_new(fi);
     flow_collect(fi, e, &s);
@@ -179,10 +179,10 @@ static bool flow_is_split(flow_info *fi, const ir_thread *th)
         return false;
     const ir_var *s = fn->params[fn->nparams - 1];
     const ir_expr *g = body->u.agg.items[0], *h = body->u.agg.items[1];
-    if (ir_expr_uses(g, s)) return false;
+    if (stc__ir_expr_uses(g, s)) return false;
     for (int i = 0; i + 1 < fn->nparams; i++)
-        if (ir_expr_uses(h, fn->params[i])) return false;
-    return flow_set_empty(fi, flow_expr_set(fi, g)) && flow_set_empty(fi, flow_expr_set(fi, h));
+        if (stc__ir_expr_uses(h, fn->params[i])) return false;
+    return stc__flow_set_empty(fi, stc__flow_expr_set(fi, g)) && stc__flow_set_empty(fi, stc__flow_expr_set(fi, h));
 }
 
 /* Whether e may run an smap, or calls something that may: `calls` also
@@ -237,30 +237,30 @@ static bool flow_scan(const flow_info *fi, const ir_expr *e, bool calls)
     }
 }
 
-bool flow_expr_smaps(const flow_info *fi, const ir_expr *e) { return flow_scan(fi, e, false); }
-bool flow_expr_calls(const flow_info *fi, const ir_expr *e) { return flow_scan(fi, e, true); }
+bool stc__flow_expr_smaps(const flow_info *fi, const ir_expr *e) { return flow_scan(fi, e, false); }
+bool stc__flow_expr_calls(const flow_info *fi, const ir_expr *e) { return flow_scan(fi, e, true); }
 
-bool flow_sets_disjoint(const flow_info *fi, flow_set a, flow_set b)
+bool stc__flow_sets_disjoint(const flow_info *fi, flow_set a, flow_set b)
 {
-    if (a.all || b.all) return flow_set_empty(fi, a) || flow_set_empty(fi, b);
+    if (a.all || b.all) return stc__flow_set_empty(fi, a) || stc__flow_set_empty(fi, b);
     for (int i = 0; a.bits && b.bits && i < fi->nwords; i++)
         if (a.bits[i] & b.bits[i]) return false;
     return true;
 }
 
-flow_info *flow_info_new(const ir_program *p)
+flow_info *stc__flow_info_new(const ir_program *p)
 {
     flow_info *fi = calloc(1, sizeof *fi);
     if (!fi) return NULL;
     fi->p = p;
     fi->nwords = (p->nthreads + 63) / 64;
-    if (!(fi->mem = arena_new())) goto oom;
+    if (!(fi->mem = stc__arena_new())) goto oom;
     size_t nf = p->nfuns > 0 ? (size_t)p->nfuns : 0, nt = p->nthreads > 0 ? (size_t)p->nthreads : 0;
-    fi->fun_sets = arena_alloc(fi->mem, (nf + 1) * sizeof *fi->fun_sets);
-    fi->thread_sets = arena_alloc(fi->mem, (nt + 1) * sizeof *fi->thread_sets);
-    fi->readonly = arena_alloc(fi->mem, nt + 1);
-    fi->split = arena_alloc(fi->mem, nt + 1);
-    fi->fun_smap = arena_alloc(fi->mem, nf + 1);
+    fi->fun_sets = stc__arena_alloc(fi->mem, (nf + 1) * sizeof *fi->fun_sets);
+    fi->thread_sets = stc__arena_alloc(fi->mem, (nt + 1) * sizeof *fi->thread_sets);
+    fi->readonly = stc__arena_alloc(fi->mem, nt + 1);
+    fi->split = stc__arena_alloc(fi->mem, nt + 1);
+    fi->fun_smap = stc__arena_alloc(fi->mem, nf + 1);
     if (!fi->fun_sets || !fi->thread_sets || !fi->readonly || !fi->split || !fi->fun_smap) goto oom;
     for (size_t i = 0; i < nf; i++) fi->fun_sets[i] = flow_set_new(fi);
     for (size_t i = 0; i < nt; i++) {
@@ -289,22 +289,22 @@ flow_info *flow_info_new(const ir_program *p)
                 changed |= flow_set_join(fi, &fi->thread_sets[i], fi->fun_sets[th->fun]);
         }
     }
-    if (flow_calls_analyze(fi) != 0) goto oom;
+    if (stc__flow_calls_analyze(fi) != 0) goto oom;
     for (size_t i = 0; i < nt; i++) fi->split[i] = !fi->readonly[i] && flow_is_split(fi, p->threads[i]);
     for (bool changed = true; changed;) {
         changed = false;
         for (size_t i = 0; i < nf; i++)
-            if (!fi->fun_smap[i] && flow_expr_smaps(fi, p->funs[i]->body)) fi->fun_smap[i] = changed = true;
+            if (!fi->fun_smap[i] && stc__flow_expr_smaps(fi, p->funs[i]->body)) fi->fun_smap[i] = changed = true;
     }
     return fi;
 oom:
-    flow_info_free(fi);
+    stc__flow_info_free(fi);
     return NULL;
 }
 
-void flow_info_free(flow_info *fi)
+void stc__flow_info_free(flow_info *fi)
 {
     if (!fi) return;
-    arena_free(fi->mem);
+    stc__arena_free(fi->mem);
     free(fi);
 }

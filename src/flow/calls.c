@@ -127,11 +127,11 @@ done:
     return rc;
 }
 
-int flow_calls_analyze(flow_info *fi)
+int stc__flow_calls_analyze(flow_info *fi)
 {
     const ir_program *p = fi->p;
     int n = p->nfuns > 0 ? p->nfuns : 0;
-    fi->fun_recursive = arena_alloc(fi->mem, (size_t)n + 1);
+    fi->fun_recursive = stc__arena_alloc(fi->mem, (size_t)n + 1);
     if (!fi->fun_recursive) return -1;
     memset(fi->fun_recursive, 0, (size_t)n + 1);
     calls_graph g = {0};

@@ -42,13 +42,13 @@ static flow_step *flow_emit(flow_cc *c, flow_step_kind kind, const ir_expr *e, i
     int *arg = NULL;
     if (kind == FS_EVAL && e->kind == IR_CALL && e->u.call.kind == CALL_THREAD && e->u.call.nargs == 1 &&
         e->u.call.args[0]->kind == IR_VAR && c->fi->p->threads[e->u.call.callee.index]->kind == THREAD_C &&
-        (arg = arena_alloc(c->fi->mem, sizeof *arg))) {
+        (arg = stc__arena_alloc(c->fi->mem, sizeof *arg))) {
         kind = FS_CALL_C;
         *arg = e->u.call.args[0]->u.var->slot + c->base;
     }
     if (pl->nsteps == c->cap) {
         int ncap = c->cap ? 2 * c->cap : 16;
-        flow_step *n = arena_alloc(c->fi->mem, (size_t)ncap * sizeof *n);
+        flow_step *n = stc__arena_alloc(c->fi->mem, (size_t)ncap * sizeof *n);
         if (!n) {
             c->oom = true;
             return NULL;
@@ -74,8 +74,8 @@ static int flow_temp(flow_cc *c) { return c->plan->nslots++; }
  * the body being compiled (whose frame starts at c->base). */
 static ir_expr *flow_slot_ref(flow_cc *c, const ir_expr *like, int slot)
 {
-    ir_expr *r = arena_alloc(c->fi->mem, sizeof *r);
-    ir_var *v = arena_alloc(c->fi->mem, sizeof *v);
+    ir_expr *r = stc__arena_alloc(c->fi->mem, sizeof *r);
+    ir_var *v = stc__arena_alloc(c->fi->mem, sizeof *v);
     if (!r || !v) {
         c->oom = true;
         return NULL;
@@ -123,9 +123,9 @@ static int flow_cut(flow_cc *c, const ir_expr *e, ir_expr *const *kids, int n, i
                     int **slots, ir_expr ***refs, ir_expr **copy)
 {
     arena *mem = c->fi->mem;
-    *slots = arena_alloc(mem, (size_t)(n + 1) * sizeof **slots);
-    *refs = arena_alloc(mem, (size_t)(n + 1) * sizeof **refs);
-    *copy = arena_alloc(mem, sizeof **copy);
+    *slots = stc__arena_alloc(mem, (size_t)(n + 1) * sizeof **slots);
+    *refs = stc__arena_alloc(mem, (size_t)(n + 1) * sizeof **refs);
+    *copy = stc__arena_alloc(mem, sizeof **copy);
     if (!*slots || !*refs || !*copy) {
         c->oom = true;
         return -1;
@@ -166,17 +166,17 @@ static int flow_compile_chain(flow_cc *c, const ir_expr *e, int dst, int guard, 
     bool *cut = NULL;
     int **slots = NULL;
     ir_expr ***refs = NULL, **copies = NULL;
-    if (!ir_chain_init(&ch, e)) goto oom;
+    if (!stc__ir_chain_init(&ch, e)) goto oom;
     size_t n = ch.n, m = 0; /* nodes[0..m] are cut */
     cut = malloc(n);
     if (!cut) goto oom;
     bool any = false, all = false;
-    flow_set s = flow_expr_set(fi, ch.nodes[n - 1]->a);
-    any = !flow_set_empty(fi, s);
+    flow_set s = stc__flow_expr_set(fi, ch.nodes[n - 1]->a);
+    any = !stc__flow_set_empty(fi, s);
     all = s.all;
     for (size_t i = n; i-- > 0;) {
-        s = flow_expr_set(fi, ch.nodes[i]->b);
-        any |= !flow_set_empty(fi, s);
+        s = stc__flow_expr_set(fi, ch.nodes[i]->b);
+        any |= !stc__flow_set_empty(fi, s);
         all |= s.all;
         ir_binop op = ch.nodes[i]->u.binop;
         cut[i] = op != OP_AND && op != OP_OR && any && !all;
@@ -189,9 +189,9 @@ static int flow_compile_chain(flow_cc *c, const ir_expr *e, int dst, int guard, 
     /* Top down: each node's copy, and the slot of its left operand (the
      * node below), in the order flow_cut would allocate them. */
     for (size_t i = 0; i <= m; i++) {
-        slots[i] = arena_alloc(mem, 2 * sizeof **slots);
-        refs[i] = arena_alloc(mem, 2 * sizeof **refs);
-        copies[i] = arena_alloc(mem, sizeof **copies);
+        slots[i] = stc__arena_alloc(mem, 2 * sizeof **slots);
+        refs[i] = stc__arena_alloc(mem, 2 * sizeof **refs);
+        copies[i] = stc__arena_alloc(mem, sizeof **copies);
         if (!slots[i] || !refs[i] || !copies[i]) goto oom;
         *copies[i] = *ch.nodes[i];
         if (i < m) slots[i][0] = flow_temp(c);
@@ -220,7 +220,7 @@ static int flow_compile_chain(flow_cc *c, const ir_expr *e, int dst, int guard, 
     free(slots);
     free(refs);
     free(copies);
-    ir_chain_free(&ch);
+    stc__ir_chain_free(&ch);
     return 0;
 oom:
     c->oom = true;
@@ -228,7 +228,7 @@ oom:
     free(slots);
     free(refs);
     free(copies);
-    ir_chain_free(&ch);
+    stc__ir_chain_free(&ch);
     return -1;
 }
 
@@ -236,7 +236,7 @@ oom:
  * place: the callee is not recursive (so planning through calls ends), its
  * arguments go straight into its parameters (as eval_call passes them) and
  * none of them may carry a closure (its writes are counted where it was
- * written: see flow_type_may_hold_fun). */
+ * written: see stc__flow_type_may_hold_fun). */
 static bool flow_can_inline(const flow_cc *c, const ir_expr *e)
 {
     const ir_program *p = c->fi->p;
@@ -245,7 +245,7 @@ static bool flow_can_inline(const flow_cc *c, const ir_expr *e)
     const ir_fun *fn = p->funs[idx];
     if (!fn->body || fn->ncaptures > 0 || fn->nparams != e->u.call.nargs || fn->nslots < fn->nparams) return false;
     for (int i = 0; i < fn->nparams; i++)
-        if (fn->params[i]->slot != i || flow_type_may_hold_fun(e->u.call.args[i]->type)) return false;
+        if (fn->params[i]->slot != i || stc__flow_type_may_hold_fun(e->u.call.args[i]->type)) return false;
     return true;
 }
 
@@ -279,8 +279,8 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
 {
     flow_info *fi = c->fi;
     if (c->oom) return -1;
-    flow_set w = flow_expr_set(fi, e);
-    if (flow_set_empty(fi, w) || w.all) {
+    flow_set w = stc__flow_expr_set(fi, e);
+    if (stc__flow_set_empty(fi, w) || w.all) {
         /* Nothing to cut (pure), or unknown calls: one step. */
         flow_emit(c, FS_EVAL, e, dst, guard, depth, w);
         return 0;
@@ -339,7 +339,7 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         }
         copy->u.call.args = refs;
         /* What the call itself writes, its arguments being done. */
-        flow_emit(c, FS_EVAL, copy, dst, guard, depth, flow_expr_set(fi, copy));
+        flow_emit(c, FS_EVAL, copy, dst, guard, depth, stc__flow_expr_set(fi, copy));
         return 0;
     }
     case IR_TUPLE:
@@ -373,7 +373,7 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
 /* Whether two sets share a thread. */
 static bool flow_overlap(const flow_info *fi, flow_set a, flow_set b)
 {
-    if (a.all || b.all) return !flow_set_empty(fi, a) && !flow_set_empty(fi, b);
+    if (a.all || b.all) return !stc__flow_set_empty(fi, a) && !stc__flow_set_empty(fi, b);
     for (int i = 0; a.bits && b.bits && i < fi->nwords; i++)
         if (a.bits[i] & b.bits[i]) return true;
     return false;
@@ -396,13 +396,13 @@ static int flow_stages(flow_cc *c)
 {
     flow_plan *pl = c->plan;
     const flow_info *fi = c->fi;
-    pl->stages = arena_alloc(fi->mem, (size_t)(pl->nsteps + 1) * sizeof *pl->stages);
+    pl->stages = stc__arena_alloc(fi->mem, (size_t)(pl->nsteps + 1) * sizeof *pl->stages);
     if (!pl->stages) return -1;
     int i = 0;
     while (i < pl->nsteps) {
         int first = i, j = i;
         bool trivial = true;
-        for (; j < pl->nsteps && flow_set_empty(fi, pl->steps[j].writes); j++) trivial &= flow_step_trivial(&pl->steps[j]);
+        for (; j < pl->nsteps && stc__flow_set_empty(fi, pl->steps[j].writes); j++) trivial &= flow_step_trivial(&pl->steps[j]);
         if (j > i && (!trivial || (j == pl->nsteps && pl->nstages == 0))) {
             pl->stages[pl->nstages++] = (flow_stage){.first = i, .count = j - i, .serial = false};
             i = j;
@@ -416,7 +416,7 @@ static int flow_stages(flow_cc *c)
          * thread with any step already in it. */
         int end = j; /* inclusive */
         for (int k = j; k <= end; k++) {
-            if (flow_set_empty(fi, pl->steps[k].writes)) continue;
+            if (stc__flow_set_empty(fi, pl->steps[k].writes)) continue;
             for (int m = pl->nsteps - 1; m > end; m--)
                 if (flow_overlap(fi, pl->steps[k].writes, pl->steps[m].writes)) {
                     end = m;
@@ -430,9 +430,9 @@ static int flow_stages(flow_cc *c)
     return 0;
 }
 
-flow_plan *flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread)
+flow_plan *stc__flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread)
 {
-    flow_plan *pl = arena_alloc(fi->mem, sizeof *pl);
+    flow_plan *pl = stc__arena_alloc(fi->mem, sizeof *pl);
     if (!pl) return NULL;
     pl->smap = smap;
     pl->fn = fn;
@@ -448,8 +448,8 @@ flow_plan *flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn,
         /* thread(x) with the item in slot 0: a synthetic call node. */
         int in = flow_temp(&c);
         pl->result = flow_temp(&c);
-        ir_expr *call = arena_alloc(fi->mem, sizeof *call);
-        ir_expr **args = arena_alloc(fi->mem, sizeof *args);
+        ir_expr *call = stc__arena_alloc(fi->mem, sizeof *call);
+        ir_expr **args = stc__arena_alloc(fi->mem, sizeof *args);
         if (!call || !args) return NULL;
         *call = *smap;
         call->u.call.kind = CALL_THREAD;
@@ -459,7 +459,7 @@ flow_plan *flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn,
         call->type = fi->p->threads[thread]->out_type;
         args[0] = flow_slot_ref(&c, smap->u.call.args[1], in);
         if (fi->split[thread]) {
-            int *slots = arena_alloc(fi->mem, sizeof *slots);
+            int *slots = stc__arena_alloc(fi->mem, sizeof *slots);
             if (!slots) return NULL;
             slots[0] = in;
             flow_split_call(&c, call, slots, 1, pl->result, -1, -1);

@@ -28,12 +28,12 @@ static const char *flow_step_label(const flow_info *fi, const flow_step *s, bool
     switch (e->u.call.kind) {
     case CALL_THREAD: *is_thread = true; return p->threads[idx]->name;
     case CALL_FUN: return p->funs[idx]->name;
-    case CALL_BUILTIN: return ir_builtins[idx].name;
+    case CALL_BUILTIN: return stc__ir_builtins[idx].name;
     default: return "call";
     }
 }
 
-void flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stage, buf *out)
+void stc__flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stage, buf *out)
 {
     const flow_stage *st = &pl->stages[stage];
     const char *seen[8];
@@ -51,13 +51,13 @@ void flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stage, bu
         if (nseen < 8) seen[nseen++] = name;
         else more = true;
     }
-    for (int i = 0; i < nseen; i++) buf_printf(out, "%s%s", i ? " + " : "", seen[i]);
-    if (more) buf_printf(out, " + ...");
-    if (!nseen) buf_printf(out, st->serial ? "serial" : "pure");
+    for (int i = 0; i < nseen; i++) stc__buf_printf(out, "%s%s", i ? " + " : "", seen[i]);
+    if (more) stc__buf_printf(out, " + ...");
+    if (!nseen) stc__buf_printf(out, st->serial ? "serial" : "pure");
 }
 
 /* Short words for what kind of stage this is. */
-const char *flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage)
+const char *stc__flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage)
 {
     const flow_stage *st = &pl->stages[stage];
     int thread_steps = 0, splits = 0, selects = 0;
@@ -84,42 +84,42 @@ const char *flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage)
 static bool flow_step_why(const flow_info *fi, const flow_step *s, buf *out)
 {
     const ir_expr *e = s->e;
-    if (s->kind != FS_EVAL || !e || flow_set_empty(fi, s->writes)) return false;
+    if (s->kind != FS_EVAL || !e || stc__flow_set_empty(fi, s->writes)) return false;
     if (e->kind == IR_CALL && e->u.call.kind == CALL_FUN && fi->fun_recursive[e->u.call.callee.index]) {
-        buf_printf(out, "calls recursive function %s", fi->p->funs[e->u.call.callee.index]->name);
+        stc__buf_printf(out, "calls recursive function %s", fi->p->funs[e->u.call.callee.index]->name);
         return true;
     }
     if (s->writes.all) {
-        buf_printf(out, "calls a function value");
+        stc__buf_printf(out, "calls a function value");
         return true;
     }
     if (e->kind == IR_CALL && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP) {
-        buf_printf(out, "runs an smap");
+        stc__buf_printf(out, "runs an smap");
         return true;
     }
     if (e->kind == IR_CALL && e->u.call.kind == CALL_FUN) {
-        buf_printf(out, "calls function %s", fi->p->funs[e->u.call.callee.index]->name);
+        stc__buf_printf(out, "calls function %s", fi->p->funs[e->u.call.callee.index]->name);
         return true;
     }
     return false;
 }
 
-void flow_stage_kind_why(const flow_info *fi, const flow_plan *pl, int stage, buf *out)
+void stc__flow_stage_kind_why(const flow_info *fi, const flow_plan *pl, int stage, buf *out)
 {
     const flow_stage *st = &pl->stages[stage];
-    buf_puts(out, flow_stage_kind(fi, pl, stage));
+    stc__buf_puts(out, stc__flow_stage_kind(fi, pl, stage));
     if (!st->serial) return;
     for (int k = st->first; k < st->first + st->count; k++) {
         buf why = BUF_INIT;
         bool found = flow_step_why(fi, &pl->steps[k], &why);
-        if (found) buf_printf(out, " (%s)", why.data ? why.data : "?");
+        if (found) stc__buf_printf(out, " (%s)", why.data ? why.data : "?");
         if (!buf_ok(&why)) out->failed = true;
-        buf_free(&why);
+        stc__buf_free(&why);
         if (found) return;
     }
 }
 
-int flow_stage_line(const flow_plan *pl, int stage)
+int stc__flow_stage_line(const flow_plan *pl, int stage)
 {
     const flow_stage *st = &pl->stages[stage];
     for (int k = st->first; k < st->first + st->count; k++)
@@ -129,7 +129,7 @@ int flow_stage_line(const flow_plan *pl, int stage)
 
 /* Whether a branch flag guards any step of the stage: the stage runs only
  * for some items (a branch of a split). */
-bool flow_stage_guarded(const flow_plan *pl, int stage)
+bool stc__flow_stage_guarded(const flow_plan *pl, int stage)
 {
     const flow_stage *st = &pl->stages[stage];
     for (int k = st->first; k < st->first + st->count; k++)
@@ -138,7 +138,7 @@ bool flow_stage_guarded(const flow_plan *pl, int stage)
 }
 
 /* The type of what the stage's last value-producing step computes. */
-const ir_expr *flow_stage_output(const flow_plan *pl, int stage)
+const ir_expr *stc__flow_stage_output(const flow_plan *pl, int stage)
 {
     const flow_stage *st = &pl->stages[stage];
     for (int k = st->first + st->count - 1; k >= st->first; k--)
@@ -151,11 +151,11 @@ static void flow_walk(const ir_expr *e, void (*visit)(const ir_expr *, void *), 
     if (!e || depth > IR_MAX_DEPTH + 8) return;
     if (e->kind == IR_BINOP) { /* a chain by a loop, its operands in order (ir_chain in ir.h) */
         ir_chain c;
-        if (ir_chain_init(&c, e)) {
+        if (stc__ir_chain_init(&c, e)) {
             flow_walk(c.nodes[c.n - 1]->a, visit, ud, depth + 1);
             for (size_t i = c.n; i-- > 0;) flow_walk(c.nodes[i]->b, visit, ud, depth + 1);
         }
-        ir_chain_free(&c);
+        stc__ir_chain_free(&c);
         return;
     }
     if (e->kind == IR_CALL && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP) visit(e, ud);
@@ -180,19 +180,19 @@ static void flow_walk(const ir_expr *e, void (*visit)(const ir_expr *, void *), 
     }
 }
 
-void flow_each_smap(const ir_program *p, void (*visit)(const ir_expr *smap, void *ud), void *ud)
+void stc__flow_each_smap(const ir_program *p, void (*visit)(const ir_expr *smap, void *ud), void *ud)
 {
     flow_walk(p->main, visit, ud, 0);
     for (int i = 0; i < p->nfuns; i++) flow_walk(p->funs[i]->body, visit, ud, 0);
 }
 
-flow_plan *flow_plan_static(flow_info *fi, const ir_expr *smap)
+flow_plan *stc__flow_plan_static(flow_info *fi, const ir_expr *smap)
 {
     const ir_expr *f = smap->u.call.args[0];
     switch (f->kind) {
-    case IR_LAMBDA: return flow_plan_build(fi, smap, f->u.fn, -1);
-    case IR_FUNREF: return flow_plan_build(fi, smap, fi->p->funs[f->u.index], -1);
-    case IR_THREADREF: return flow_plan_build(fi, smap, NULL, f->u.index);
+    case IR_LAMBDA: return stc__flow_plan_build(fi, smap, f->u.fn, -1);
+    case IR_FUNREF: return stc__flow_plan_build(fi, smap, fi->p->funs[f->u.index], -1);
+    case IR_THREADREF: return stc__flow_plan_build(fi, smap, NULL, f->u.index);
     default: return NULL;
     }
 }

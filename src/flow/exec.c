@@ -27,9 +27,9 @@
 
 /* ---- Errors ------------------------------------------------------------------ */
 
-void flow_record_error(flow_job *job, eval_ctx *cx, long long index)
+void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index)
 {
-    eval_err err = eval_error_take(cx);
+    eval_err err = stc__eval_error_take(cx);
     pthread_mutex_lock(&job->err_lock);
     if (job->err_index < 0 || index < job->err_index) {
         free(job->err.message);
@@ -102,7 +102,7 @@ static size_t flow_batch_read(flow_job *job, eval_ctx *cx, flow_batch *b, size_t
     uint64_t t0 = job->prof ? flow_now_ns() : 0;
     size_t k = 0;
     while (k < size) {
-        int rc = eval_stream_pull(cx, job->stream, (long long)job->next + (long long)k, &b->in[k]);
+        int rc = stc__eval_stream_pull(cx, job->stream, (long long)job->next + (long long)k, &b->in[k]);
         if (rc == 1) {
             k++;
             continue;
@@ -110,12 +110,12 @@ static size_t flow_batch_read(flow_job *job, eval_ctx *cx, flow_batch *b, size_t
         job->src_end = true;
         if (rc < 0) {
             job->src_failed = true;
-            flow_record_error(job, cx, (long long)(job->next + k));
+            stc__flow_record_error(job, cx, (long long)(job->next + k));
         }
         break;
     }
     if (job->prof)
-        flow_prof_note(job, FLOW_INPUT_STAGE(job->plan), "input", worker, t0, flow_now_ns(), (int)k, seq);
+        stc__flow_prof_note(job, FLOW_INPUT_STAGE(job->plan), "input", worker, t0, flow_now_ns(), (int)k, seq);
     return k;
 }
 
@@ -132,8 +132,8 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     if (!b) {
         cx->item = (long long)job->next;
         cx->thread = job->thread;
-        eval_oom(cx, job->loc);
-        flow_record_error(job, cx, (long long)job->next);
+        stc__eval_oom(cx, job->loc);
+        stc__flow_record_error(job, cx, (long long)job->next);
         return SCHED_SOURCE_STOP;
     }
     b->first = job->next;
@@ -241,7 +241,7 @@ static int flow_skips_init(flow_job *job)
 static void flow_on_idle(void *ud, int worker, uint64_t t0, uint64_t t1)
 {
     flow_job *job = ud;
-    trace_slice(job->rt->trace, worker, "parked", "sched", t0, t1, -1, -1);
+    stc__trace_slice(job->rt->trace, worker, "parked", "sched", t0, t1, -1, -1);
 }
 
 /* ---- A run, step by step ---------------------------------------------------------- */
@@ -261,7 +261,7 @@ static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int t
         rt->stats.smaps_sequential++;
         return EVAL_DECLINED;
     }
-    if (!(*pl = flow_plan_get(rt, e, fn, thread, prof))) return eval_oom(cx, e->u.call.callee_loc);
+    if (!(*pl = stc__flow_plan_get(rt, e, fn, thread, prof))) return stc__eval_oom(cx, e->u.call.callee_loc);
     if ((*pl)->nstages == 0 || ((*pl)->nstages == 1 && (*pl)->stages[0].serial)) {
         rt->stats.smaps_sequential++; /* one serial stage: the evaluator is as good */
         return EVAL_DECLINED;
@@ -308,7 +308,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
     atomic_init(&job->peak, 0);
     pthread_mutex_init(&job->err_lock, NULL);
     pthread_mutex_init(&job->spare_lock, NULL);
-    for (int i = 0; i < rt->workers; i++) eval_ctx_share(&rt->wcx[i].cx, cx);
+    for (int i = 0; i < rt->workers; i++) stc__eval_ctx_share(&rt->wcx[i].cx, cx);
 }
 
 static void flow_job_fini(flow_job *job)
@@ -336,14 +336,14 @@ static int flow_job_run(flow_job *job, int tokens)
     for (int i = 0; i < pl->nstages; i++) serial[i] = pl->stages[i].serial;
     if (job->stream) serial[pl->nstages] = true;
     flow_plan_prof *prof = job->prof;
-    sched_pipeline spl = {.nstages = nstages, .serial = serial, .run = flow_stage_run,
+    sched_pipeline spl = {.nstages = nstages, .serial = serial, .run = stc__flow_stage_run,
                           .source = flow_source, .release = flow_release, .ud = job,
                           .max_batches = tokens, .perturb_seed = rt->perturb_seed,
                           .watchdog_ms = rt->watchdog_ms,
                           .wait_ns = prof && rt->profile ? prof->wait_ns : NULL,
-                          .on_idle = rt->trace ? flow_on_idle : NULL, .on_worker = flow_on_worker};
+                          .on_idle = rt->trace ? flow_on_idle : NULL, .on_worker = stc__flow_on_worker};
     uint64_t start = flow_now_ns();
-    int rc = sched_run(rt->pool, &spl);
+    int rc = stc__sched_run(rt->pool, &spl);
     if (prof) prof->wall_ns += flow_now_ns() - start;
     free(serial);
     return rc;
@@ -371,10 +371,10 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     int rc = flow_plan_for(rt, cx, e, thread, fnv, s ? SIZE_MAX : xs->n, &pl, &prof);
     if (rc) return rc;
     /* release fills every item of the result list on success */
-    stc_value result = s ? stc_value_unit() : val_seq_alloc_unfilled(STC_T_LIST, xs->n);
-    if (result.tag == STC_T_INVALID || flow_start_pool(rt) != 0) {
+    stc_value result = s ? stc_value_unit() : stc__val_seq_alloc_unfilled(STC_T_LIST, xs->n);
+    if (result.tag == STC_T_INVALID || stc__flow_start_pool(rt) != 0) {
         val_release(result);
-        return eval_oom(cx, e->u.call.callee_loc);
+        return stc__eval_oom(cx, e->u.call.callee_loc);
     }
     flow_job job;
     flow_job_init(&job, rt, cx, e, pl, prof, fnv, xs, s, s ? NULL : val_seq_items(result));
@@ -384,11 +384,11 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     flow_job_count(&job, tokens, count);
     if (rc != 0 && job.err_index < 0) {
         val_release(result);
-        return eval_oom(cx, job.loc);
+        return stc__eval_oom(cx, job.loc);
     }
     if (job.err_index >= 0) {
         val_release(result);
-        return eval_error_adopt(cx, job.err);
+        return stc__eval_error_adopt(cx, job.err);
     }
     *out = result;
     return 0;
@@ -396,13 +396,13 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
 
 /* ---- The hooks ---------------------------------------------------------------------- */
 
-int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
+int stc__flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
               stc_value *out)
 {
     return flow_run(ud, cx, e, thread, fnv, xs, NULL, out, NULL);
 }
 
-int flow_stream(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_stream *s,
+int stc__flow_stream(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_stream *s,
                 long long *count)
 {
     stc_value unused = stc_value_unit();

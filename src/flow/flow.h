@@ -60,28 +60,28 @@ typedef struct flow_info {
 static inline flow_set flow_set_none(void) { return (flow_set){false, NULL}; }
 
 /* NULL when out of memory. */
-flow_info *flow_info_new(const ir_program *p);
-void flow_info_free(flow_info *fi);
+flow_info *stc__flow_info_new(const ir_program *p);
+void stc__flow_info_free(flow_info *fi);
 
 /* What evaluating e may write (arena-allocated). all=true on OOM. */
-flow_set flow_expr_set(flow_info *fi, const ir_expr *e);
-bool flow_set_empty(const flow_info *fi, flow_set s);
-bool flow_sets_disjoint(const flow_info *fi, flow_set a, flow_set b);
+flow_set stc__flow_expr_set(flow_info *fi, const ir_expr *e);
+bool stc__flow_set_empty(const flow_info *fi, flow_set s);
+bool stc__flow_sets_disjoint(const flow_info *fi, flow_set a, flow_set b);
 /* Whether evaluating e may run an smap (calls through values count). */
-bool flow_expr_smaps(const flow_info *fi, const ir_expr *e);
+bool stc__flow_expr_smaps(const flow_info *fi, const ir_expr *e);
 /* Whether e calls a function, a thread or sin_iter: it may take a while. */
-bool flow_expr_calls(const flow_info *fi, const ir_expr *e);
+bool stc__flow_expr_calls(const flow_info *fi, const ir_expr *e);
 
 /* Whether a value of type t may be or hold a function (a free type
  * variable may).  A closure's writes count where it is written (a
  * lambda), so a builtin handed one from a variable (smap(g, xs)) may write
  * anything, and a call whose arguments may carry one is not planned
  * through (compile.c). */
-bool flow_type_may_hold_fun(ir_type *t);
+bool stc__flow_type_may_hold_fun(ir_type *t);
 
 /* Fills fi->fun_recursive from the call graph; -1 when out of memory
  * (calls.c). */
-int flow_calls_analyze(flow_info *fi);
+int stc__flow_calls_analyze(flow_info *fi);
 
 /* ---- Plans (compile.c) ---------------------------------------------------- */
 
@@ -135,32 +135,32 @@ typedef struct flow_plan {
 
 /* The plan for smap node `smap` mapping fn (or thread when fn is NULL).
  * NULL when out of memory. */
-flow_plan *flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread);
+flow_plan *stc__flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread);
 
 /* ---- Names for users (describe.c) ------------------------------------------- */
 
 struct buf;
 /* Appends the stage's name: the threads it runs, else the functions it
  * calls, else "pure"/"serial" ("f + g", "work", "if"). */
-void flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stage, struct buf *out);
+void stc__flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stage, struct buf *out);
 /* "serial", "serial, fused segment", "replicated, split", ... */
-const char *flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage);
+const char *stc__flow_stage_kind(const flow_info *fi, const flow_plan *pl, int stage);
 /* Appends the kind, and for a serial stage made serial by a call that
  * could not be planned through, why: "serial (calls recursive function
  * g)", "serial (calls a function value)". */
-void flow_stage_kind_why(const flow_info *fi, const flow_plan *pl, int stage, struct buf *out);
-int flow_stage_line(const flow_plan *pl, int stage);
-bool flow_stage_guarded(const flow_plan *pl, int stage);
+void stc__flow_stage_kind_why(const flow_info *fi, const flow_plan *pl, int stage, struct buf *out);
+int stc__flow_stage_line(const flow_plan *pl, int stage);
+bool stc__flow_stage_guarded(const flow_plan *pl, int stage);
 /* The expression whose value the stage hands on last, or NULL. */
-const ir_expr *flow_stage_output(const flow_plan *pl, int stage);
+const ir_expr *stc__flow_stage_output(const flow_plan *pl, int stage);
 
 /* Calls visit(e, ud) for every smap call in the program (main, every
  * function and lambda), in source order. */
-void flow_each_smap(const ir_program *p, void (*visit)(const ir_expr *smap, void *ud), void *ud);
+void stc__flow_each_smap(const ir_program *p, void (*visit)(const ir_expr *smap, void *ud), void *ud);
 /* The plan of an smap node as the runtime would build it, from its first
  * argument alone: NULL when that is not a lambda, a function or a thread
  * name (a function value: known only at run time), or out of memory. */
-flow_plan *flow_plan_static(flow_info *fi, const ir_expr *smap);
+flow_plan *stc__flow_plan_static(flow_info *fi, const ir_expr *smap);
 
 /* ---- The runtime (runtime.c) ------------------------------------------------ */
 
@@ -173,22 +173,22 @@ typedef struct flow_opts {
     int max_batches;      /* batches in flight (0: default) */
     unsigned perturb_seed; /* testing aids (see sched_pipeline) */
     int watchdog_ms;
-    bool profile;          /* measure every stage (flow_runtime_profile) */
+    bool profile;          /* measure every stage (stc__flow_runtime_profile) */
     struct trace_writer *trace; /* record stage activations and parking (NULL: off) */
     struct sched_pool *pool;    /* the host's pool (kept), or NULL: made when needed */
 } flow_opts;
 
 /* NULL when out of memory or an option is out of range. */
-flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o);
-void flow_runtime_free(flow_runtime *rt);
-/* The hooks to hand the evaluator (eval_run_hooked): they run its smaps,
+flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o);
+void stc__flow_runtime_free(flow_runtime *rt);
+/* The hooks to hand the evaluator (stc__eval_run_hooked): they run its smaps,
  * tuples and lets on the pool. */
-const struct eval_runtime_hooks *flow_runtime_hooks(flow_runtime *rt);
+const struct eval_runtime_hooks *stc__flow_runtime_hooks(flow_runtime *rt);
 struct result_profile;
 /* The measured profile (a run with opts.profile), wall_ms being the whole
  * run's; NULL when out of memory (profiling.c). */
-struct result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms);
+struct result_profile *stc__flow_runtime_profile(const flow_runtime *rt, double wall_ms);
 /* What the runtime did so far (stc_result_stats). */
-stc_run_stats flow_runtime_stats(const flow_runtime *rt);
+stc_run_stats stc__flow_runtime_stats(const flow_runtime *rt);
 
 #endif

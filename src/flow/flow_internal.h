@@ -85,31 +85,31 @@ struct flow_runtime {
 
 /* Creates the pool and the worker contexts if not done yet; -1 on OOM
  * (runtime.c). */
-int flow_start_pool(flow_runtime *rt);
+int stc__flow_start_pool(flow_runtime *rt);
 
 /* A sched_pipeline's on_worker: switches the thread to worker's cache.
  * The pipeline's ud must start with the runtime's pointer (runtime.c). */
-void flow_on_worker(void *ud, int worker, bool joining);
+void stc__flow_on_worker(void *ud, int worker, bool joining);
 
 /* The plan for smap e mapping fn (or thread when fn is NULL), made at its
  * first use, with its measurements in *prof when profiling or tracing
  * (else NULL); NULL when out of memory (runtime.c). */
-const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
+const flow_plan *stc__flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
                                flow_plan_prof **prof);
 
 /* A plan's stage names and counters (profile or trace runs); -1 when out
- * of memory, the partial record freed by flow_prof_free (profiling.c). */
-int flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof *pf);
-void flow_prof_free(const flow_plan *pl, flow_plan_prof *pf);
+ * of memory, the partial record freed by stc__flow_prof_free (profiling.c). */
+int stc__flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof *pf);
+void stc__flow_prof_free(const flow_plan *pl, flow_plan_prof *pf);
 
 /* The smap and stream hooks (exec.c). */
-int flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
+int stc__flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_items *xs,
               stc_value *out);
-int flow_stream(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_stream *s,
+int stc__flow_stream(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_stream *s,
                 long long *count);
 
 /* The tuple and let hooks (tasks.c). */
-int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
-int flow_lets(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__flow_lets(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 
 #endif

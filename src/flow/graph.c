@@ -27,22 +27,22 @@ typedef struct graph_ctx {
 static void graph_quote(buf *b, const char *s)
 {
     for (; *s; s++) {
-        if (*s == '"' || *s == '\\') buf_printf(b, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) buf_printf(b, " ");
-        else buf_printf(b, "%c", *s);
+        if (*s == '"' || *s == '\\') stc__buf_printf(b, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) stc__buf_printf(b, " ");
+        else stc__buf_printf(b, "%c", *s);
     }
 }
 
 static void graph_type(buf *b, ir_type *t)
 {
-    char *s = t ? ir_type_to_string(t) : NULL;
+    char *s = t ? stc__ir_type_to_string(t) : NULL;
     graph_quote(b, s ? s : "?");
     free(s);
 }
 
 static ir_type *graph_elem(ir_type *list)
 {
-    list = list ? ir_type_resolve(list) : NULL;
+    list = list ? stc__ir_type_resolve(list) : NULL;
     return list && list->kind == TY_LIST ? list->args[0] : NULL;
 }
 
@@ -51,56 +51,56 @@ static void graph_smap(const ir_expr *smap, void *ud)
     graph_ctx *g = ud;
     buf *b = g->out;
     int id = g->n++;
-    flow_plan *pl = flow_plan_static(g->fi, smap);
-    buf_printf(b, "  subgraph cluster_%d {\n    label=\"smap at ", id);
+    flow_plan *pl = stc__flow_plan_static(g->fi, smap);
+    stc__buf_printf(b, "  subgraph cluster_%d {\n    label=\"smap at ", id);
     graph_quote(b, g->file);
-    buf_printf(b, ":%d:%d", smap->loc.line, smap->loc.col);
-    if (!pl) buf_printf(b, " (its function is a value: planned at run time)");
-    else buf_printf(b, ", %d stage%s", pl->nstages, pl->nstages == 1 ? "" : "s");
-    buf_printf(b, "\";\n    style=rounded; color=\"#999999\";\n");
-    buf_printf(b, "    p%d_in [label=\"items\", shape=invhouse, fillcolor=\"#eeeeee\"];\n", id);
-    buf_printf(b, "    p%d_out [label=\"results in list order\", shape=house, fillcolor=\"#eeeeee\"];\n", id);
+    stc__buf_printf(b, ":%d:%d", smap->loc.line, smap->loc.col);
+    if (!pl) stc__buf_printf(b, " (its function is a value: planned at run time)");
+    else stc__buf_printf(b, ", %d stage%s", pl->nstages, pl->nstages == 1 ? "" : "s");
+    stc__buf_printf(b, "\";\n    style=rounded; color=\"#999999\";\n");
+    stc__buf_printf(b, "    p%d_in [label=\"items\", shape=invhouse, fillcolor=\"#eeeeee\"];\n", id);
+    stc__buf_printf(b, "    p%d_out [label=\"results in list order\", shape=house, fillcolor=\"#eeeeee\"];\n", id);
     ir_type *in_t = graph_elem(smap->u.call.args[1]->type), *out_t = graph_elem(smap->type);
     if (!pl || pl->nstages == 0) {
-        buf_printf(b, "    p%d_in -> p%d_out [label=\"", id, id);
+        stc__buf_printf(b, "    p%d_in -> p%d_out [label=\"", id, id);
         graph_type(b, in_t);
-        buf_printf(b, "\"];\n  }\n");
+        stc__buf_printf(b, "\"];\n  }\n");
         return;
     }
     for (int s = 0; s < pl->nstages; s++) {
         bool serial = pl->stages[s].serial;
-        buf_printf(b, "    p%d_s%d [label=\"", id, s);
+        stc__buf_printf(b, "    p%d_s%d [label=\"", id, s);
         buf name = BUF_INIT;
-        flow_stage_describe(g->fi, pl, s, &name);
-        char *text = buf_take(&name);
+        stc__flow_stage_describe(g->fi, pl, s, &name);
+        char *text = stc__buf_take(&name);
         graph_quote(b, text ? text : "?");
         free(text);
         buf kind = BUF_INIT;
-        flow_stage_kind_why(g->fi, pl, s, &kind);
-        char *kind_text = buf_take(&kind);
-        buf_printf(b, "\\n");
+        stc__flow_stage_kind_why(g->fi, pl, s, &kind);
+        char *kind_text = stc__buf_take(&kind);
+        stc__buf_printf(b, "\\n");
         graph_quote(b, kind_text ? kind_text : "?");
         free(kind_text);
-        buf_printf(b, "%s · line %d\", shape=%s, fillcolor=\"%s\"%s];\n",
-                   flow_stage_guarded(pl, s) ? ", branch" : "",
-                   flow_stage_line(pl, s), serial ? "box" : "box3d", serial ? "#f4cccc" : "#d9ead3",
-                   flow_stage_guarded(pl, s) ? ", style=\"rounded,filled,dashed\"" : "");
+        stc__buf_printf(b, "%s · line %d\", shape=%s, fillcolor=\"%s\"%s];\n",
+                   stc__flow_stage_guarded(pl, s) ? ", branch" : "",
+                   stc__flow_stage_line(pl, s), serial ? "box" : "box3d", serial ? "#f4cccc" : "#d9ead3",
+                   stc__flow_stage_guarded(pl, s) ? ", style=\"rounded,filled,dashed\"" : "");
     }
     ir_type *carried = in_t; /* a stage that hands on nothing new passes on what it got */
     for (int s = 0; s <= pl->nstages; s++) {
-        if (s == 0) buf_printf(b, "    p%d_in -> p%d_s0 [label=\"", id, id);
-        else if (s == pl->nstages) buf_printf(b, "    p%d_s%d -> p%d_out [label=\"", id, s - 1, id);
-        else buf_printf(b, "    p%d_s%d -> p%d_s%d [label=\"", id, s - 1, id, s);
+        if (s == 0) stc__buf_printf(b, "    p%d_in -> p%d_s0 [label=\"", id, id);
+        else if (s == pl->nstages) stc__buf_printf(b, "    p%d_s%d -> p%d_out [label=\"", id, s - 1, id);
+        else stc__buf_printf(b, "    p%d_s%d -> p%d_s%d [label=\"", id, s - 1, id, s);
         if (s == 0) graph_type(b, in_t);
         else if (s == pl->nstages) graph_type(b, out_t);
         else {
-            const ir_expr *o = flow_stage_output(pl, s - 1);
+            const ir_expr *o = stc__flow_stage_output(pl, s - 1);
             if (o && o->type) carried = o->type;
             graph_type(b, carried);
         }
-        buf_printf(b, "\"];\n");
+        stc__buf_printf(b, "\"];\n");
     }
-    buf_printf(b, "  }\n");
+    stc__buf_printf(b, "  }\n");
 }
 
 static const char *graph_access(const flow_info *fi, int t)
@@ -126,7 +126,7 @@ static void graph_threads(graph_ctx *g)
         ir_type *ends[2] = {p->threads[t]->in_type, p->threads[t]->out_type};
         int idx[2];
         for (int k = 0; k < 2; k++) {
-            char *s = ends[k] ? ir_type_to_string(ends[k]) : NULL;
+            char *s = ends[k] ? stc__ir_type_to_string(ends[k]) : NULL;
             if (!s) {
                 g->oom = true;
                 break;
@@ -137,38 +137,38 @@ static void graph_threads(graph_ctx *g)
             if (idx[k] < 0) {
                 types[ntypes] = s;
                 idx[k] = ntypes++;
-                buf_printf(b, "  t%d [label=\"", idx[k]);
+                stc__buf_printf(b, "  t%d [label=\"", idx[k]);
                 graph_quote(b, s);
-                buf_printf(b, "\", shape=ellipse, fillcolor=\"#eeeeee\"];\n");
+                stc__buf_printf(b, "\", shape=ellipse, fillcolor=\"#eeeeee\"];\n");
             } else {
                 free(s);
             }
         }
         if (g->oom) break;
-        buf_printf(b, "  t%d -> t%d [label=\"", idx[0], idx[1]);
+        stc__buf_printf(b, "  t%d -> t%d [label=\"", idx[0], idx[1]);
         graph_quote(b, p->threads[t]->name);
-        buf_printf(b, " (%s)\"];\n", graph_access(g->fi, t));
+        stc__buf_printf(b, " (%s)\"];\n", graph_access(g->fi, t));
     }
     for (int i = 0; i < ntypes; i++) free(types[i]);
     free(types);
 }
 
-char *flow_graph(const ir_program *p, int view)
+char *stc__flow_graph(const ir_program *p, int view)
 {
     if (!p || (view != STC_GRAPH_STAGES && view != STC_GRAPH_THREADS)) return NULL;
-    flow_info *fi = flow_info_new(p);
+    flow_info *fi = stc__flow_info_new(p);
     if (!fi) return NULL;
     buf b = BUF_INIT;
     graph_ctx g = {fi, &b, p->file ? p->file : "<input>", 0, false};
-    buf_printf(&b, "digraph stc {\n  rankdir=LR;\n  node [style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
+    stc__buf_printf(&b, "digraph stc {\n  rankdir=LR;\n  node [style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
                    "  edge [fontname=\"Helvetica\", fontsize=10];\n");
     if (view == STC_GRAPH_THREADS) graph_threads(&g);
-    else flow_each_smap(p, graph_smap, &g);
+    else stc__flow_each_smap(p, graph_smap, &g);
     if (view == STC_GRAPH_STAGES && g.n == 0)
-        buf_printf(&b, "  none [label=\"no smap: nothing runs in parallel\", shape=note];\n");
-    buf_printf(&b, "}\n");
-    flow_info_free(fi);
-    char *text = buf_take(&b);
+        stc__buf_printf(&b, "  none [label=\"no smap: nothing runs in parallel\", shape=note];\n");
+    stc__buf_printf(&b, "}\n");
+    stc__flow_info_free(fi);
+    char *text = stc__buf_take(&b);
     if (g.oom) {
         free(text);
         return NULL;

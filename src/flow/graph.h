@@ -7,6 +7,6 @@
 
 /* view is STC_GRAPH_STAGES or STC_GRAPH_THREADS (stc.h). Malloc'd text;
  * NULL when out of memory or view is unknown. */
-char *flow_graph(const ir_program *p, int view);
+char *stc__flow_graph(const ir_program *p, int view);
 
 #endif

@@ -28,7 +28,7 @@ typedef struct flow_batch {
 
 /* One smap run. The fields above the line are read-only during the run. */
 typedef struct flow_job {
-    flow_runtime *rt;         /* first: flow_on_worker finds the runtime there */
+    flow_runtime *rt;         /* first: stc__flow_on_worker finds the runtime there */
     const flow_plan *plan;
     const stc_value *caps;    /* the closure's captures (borrowed by every frame) */
     int ncaps;
@@ -72,17 +72,17 @@ static inline uint64_t flow_now_ns(void)
 
 /* Keeps the error in cx (taken: cx is ready for the next item) as the
  * job's if item index is the earliest failing so far (exec.c). */
-void flow_record_error(flow_job *job, eval_ctx *cx, long long index);
+void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index);
 
 /* The pipeline's stage function (sched_pipeline.run; steps.c): stage
  * `stage` of the plan over batch sb, or a stream's output stage
  * (FLOW_OUTPUT_STAGE). */
-sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
+sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
 
 /* Accounts an activation of stage (FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE
  * included) by worker from t0 to t1, over nran items of batch seq, in the
  * profile and the trace; job->prof is set (profiling.c). */
-void flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint64_t t0, uint64_t t1, int nran,
+void stc__flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint64_t t0, uint64_t t1, int nran,
                     uint64_t seq);
 
 #endif

@@ -18,7 +18,7 @@ static uint64_t *flow_prof_cell(const flow_plan_prof *pf, const flow_plan *pl, i
     return pf->cells + (size_t)w * flow_prof_row(pl) + (size_t)s * 3;
 }
 
-void flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint64_t t0, uint64_t t1, int nran,
+void stc__flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint64_t t0, uint64_t t1, int nran,
                     uint64_t seq)
 {
     flow_runtime *rt = job->rt;
@@ -28,10 +28,10 @@ void flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint
         cell[1] += (uint64_t)nran;
         cell[2]++;
     }
-    if (rt->trace) trace_slice(rt->trace, worker, name, "stage", t0, t1, nran, (long long)seq);
+    if (rt->trace) stc__trace_slice(rt->trace, worker, name, "stage", t0, t1, nran, (long long)seq);
 }
 
-int flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof *pf)
+int stc__flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof *pf)
 {
     size_t ns = (size_t)pl->nstages;
     *pf = (flow_plan_prof){.order = -1};
@@ -43,14 +43,14 @@ int flow_prof_init(flow_runtime *rt, const flow_plan *pl, flow_plan_prof *pf)
     if (!pf->names || !pf->cells || !pf->wait_ns) return -1;
     for (size_t i = 0; i < ns; i++) {
         buf b = BUF_INIT;
-        flow_stage_describe(rt->fi, pl, (int)i, &b);
-        buf_printf(&b, " (line %d)", flow_stage_line(pl, (int)i));
-        if (!(pf->names[i] = buf_take(&b))) return -1;
+        stc__flow_stage_describe(rt->fi, pl, (int)i, &b);
+        stc__buf_printf(&b, " (line %d)", stc__flow_stage_line(pl, (int)i));
+        if (!(pf->names[i] = stc__buf_take(&b))) return -1;
     }
     return 0;
 }
 
-void flow_prof_free(const flow_plan *pl, flow_plan_prof *pf)
+void stc__flow_prof_free(const flow_plan *pl, flow_plan_prof *pf)
 {
     for (int i = 0; pf->names && i < pl->nstages; i++) free(pf->names[i]);
     free(pf->names);
@@ -85,17 +85,17 @@ static int flow_profile_row(const flow_runtime *rt, const flow_plan *pl, const f
     int s = flow_row_stage(pl, pp, k);
     buf name = BUF_INIT;
     bool io = s >= pl->nstages;
-    if (io) buf_puts(&name, s == FLOW_INPUT_STAGE(pl) ? "input" : "output");
-    else flow_stage_describe(rt->fi, pl, s, &name);
+    if (io) stc__buf_puts(&name, s == FLOW_INPUT_STAGE(pl) ? "input" : "output");
+    else stc__flow_stage_describe(rt->fi, pl, s, &name);
     sp->pipeline = order;
     sp->smap = smap;
-    sp->name = flow_keep(pf, buf_take(&name));
+    sp->name = flow_keep(pf, stc__buf_take(&name));
     buf kind = BUF_INIT;
-    if (io) buf_puts(&kind, s == FLOW_INPUT_STAGE(pl) ? "serial, source" : "serial, sink");
-    else flow_stage_kind_why(rt->fi, pl, s, &kind);
-    sp->kind = flow_keep(pf, buf_take(&kind));
+    if (io) stc__buf_puts(&kind, s == FLOW_INPUT_STAGE(pl) ? "serial, source" : "serial, sink");
+    else stc__flow_stage_kind_why(rt->fi, pl, s, &kind);
+    sp->kind = flow_keep(pf, stc__buf_take(&kind));
     if (!sp->name || !sp->kind) return -1;
-    sp->line = io ? pl->smap->u.call.callee_loc.line : flow_stage_line(pl, s);
+    sp->line = io ? pl->smap->u.call.callee_loc.line : stc__flow_stage_line(pl, s);
     sp->serial = io || pl->stages[s].serial;
     uint64_t busy = 0, items = 0, batches = 0;
     for (int w = 0; w < rt->workers; w++) {
@@ -111,7 +111,7 @@ static int flow_profile_row(const flow_runtime *rt, const flow_plan *pl, const f
     return 0;
 }
 
-result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
+result_profile *stc__flow_runtime_profile(const flow_runtime *rt, double wall_ms)
 {
     result_profile *pf = calloc(1, sizeof *pf);
     if (!pf) return NULL;
@@ -133,9 +133,9 @@ result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
             if (pp->order != order) continue;
             pf->pipeline_wall_ms[order] = (double)pp->wall_ns / 1e6;
             buf where = BUF_INIT;
-            buf_printf(&where, "%s:%d:%d", rt->p->file ? rt->p->file : "<input>", pl->smap->u.call.callee_loc.line,
+            stc__buf_printf(&where, "%s:%d:%d", rt->p->file ? rt->p->file : "<input>", pl->smap->u.call.callee_loc.line,
                        pl->smap->u.call.callee_loc.col);
-            const char *smap = flow_keep(pf, buf_take(&where));
+            const char *smap = flow_keep(pf, stc__buf_take(&where));
             if (!smap) goto oom;
             /* A stream's input and output are serial stages too: reading
              * and writing items costs time no worker count divides. */
@@ -146,6 +146,6 @@ result_profile *flow_runtime_profile(const flow_runtime *rt, double wall_ms)
     }
     return pf;
 oom:
-    profile_free(pf);
+    stc__profile_free(pf);
     return NULL;
 }

@@ -11,7 +11,7 @@
 
 #define FLOW_DEFAULT_CAPACITY 1024     /* items per batch at most */
 
-flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
+flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
 {
     if (o->workers < 1 || o->queue_capacity < 0 || o->max_batches < 0) return NULL;
     flow_runtime *rt = calloc(1, sizeof *rt);
@@ -26,44 +26,44 @@ flow_runtime *flow_runtime_new(const ir_program *p, const flow_opts *o)
     rt->capacity = o->queue_capacity ? o->queue_capacity : FLOW_DEFAULT_CAPACITY;
     rt->max_batches = o->max_batches;
     rt->stats.workers = o->workers;
-    rt->hooks = (eval_runtime_hooks){.smap = flow_smap, .stream = flow_stream, .tuple = flow_tuple,
-                                     .lets = flow_lets, .ud = rt};
-    if (!(rt->fi = flow_info_new(p))) {
+    rt->hooks = (eval_runtime_hooks){.smap = stc__flow_smap, .stream = stc__flow_stream, .tuple = stc__flow_tuple,
+                                     .lets = stc__flow_lets, .ud = rt};
+    if (!(rt->fi = stc__flow_info_new(p))) {
         free(rt);
         return NULL;
     }
     return rt;
 }
 
-void flow_runtime_free(flow_runtime *rt)
+void stc__flow_runtime_free(flow_runtime *rt)
 {
     if (!rt) return;
-    if (rt->own_pool) sched_pool_free(rt->pool);
-    for (int i = 0; rt->caches && i < rt->workers; i++) val_cache_free(rt->caches[i]);
-    val_depot_free(rt->depot);
+    if (rt->own_pool) stc__sched_pool_free(rt->pool);
+    for (int i = 0; rt->caches && i < rt->workers; i++) stc__val_cache_free(rt->caches[i]);
+    stc__val_depot_free(rt->depot);
     free(rt->caches);
     free(rt->outer_caches);
     free(rt->outer_plain);
-    for (int i = 0; rt->wcx && i < rt->workers; i++) eval_ctx_fini(&rt->wcx[i].cx);
+    for (int i = 0; rt->wcx && i < rt->workers; i++) stc__eval_ctx_fini(&rt->wcx[i].cx);
     free(rt->wcx);
-    for (int i = 0; rt->profs && i < rt->nplans; i++) flow_prof_free(rt->plans[i], &rt->profs[i]);
+    for (int i = 0; rt->profs && i < rt->nplans; i++) stc__flow_prof_free(rt->plans[i], &rt->profs[i]);
     free(rt->profs);
     free(rt->plans);
     free(rt->tasks); /* the plans are in fi->mem */
-    flow_info_free(rt->fi);
+    stc__flow_info_free(rt->fi);
     free(rt);
 }
 
-const eval_runtime_hooks *flow_runtime_hooks(flow_runtime *rt) { return &rt->hooks; }
+const eval_runtime_hooks *stc__flow_runtime_hooks(flow_runtime *rt) { return &rt->hooks; }
 
-stc_run_stats flow_runtime_stats(const flow_runtime *rt) { return rt->stats; }
+stc_run_stats stc__flow_runtime_stats(const flow_runtime *rt) { return rt->stats; }
 
-int flow_start_pool(flow_runtime *rt)
+int stc__flow_start_pool(flow_runtime *rt)
 {
     if (!rt->wcx) {
         rt->wcx = aligned_alloc(64, (size_t)rt->workers * sizeof *rt->wcx);
         if (!rt->wcx) return -1;
-        for (int i = 0; i < rt->workers; i++) eval_ctx_init(&rt->wcx[i].cx, rt->p, NULL);
+        for (int i = 0; i < rt->workers; i++) stc__eval_ctx_init(&rt->wcx[i].cx, rt->p, NULL);
     }
     if (!rt->caches) {
         rt->caches = calloc((size_t)rt->workers, sizeof *rt->caches);
@@ -78,33 +78,33 @@ int flow_start_pool(flow_runtime *rt)
             return -1;
         }
         /* A worker without a cache (out of memory) just uses malloc. */
-        rt->depot = val_depot_new();
-        for (int i = 0; i < rt->workers; i++) rt->caches[i] = val_cache_new(rt->depot);
+        rt->depot = stc__val_depot_new();
+        for (int i = 0; i < rt->workers; i++) rt->caches[i] = stc__val_cache_new(rt->depot);
     }
     if (!rt->pool) {
-        rt->pool = sched_pool_new(rt->workers);
+        rt->pool = stc__sched_pool_new(rt->workers);
         rt->own_pool = true;
     }
     return rt->pool ? 0 : -1;
 }
 
-void flow_on_worker(void *ud, int worker, bool joining)
+void stc__flow_on_worker(void *ud, int worker, bool joining)
 {
     flow_runtime *rt = *(flow_runtime **)ud; /* every job's ud starts with its runtime */
     if (joining) {
-        rt->outer_caches[worker] = val_cache_use(rt->caches[worker]);
+        rt->outer_caches[worker] = stc__val_cache_use(rt->caches[worker]);
         /* One worker: the job's values stay on this thread, counts stay as
          * they were (plain in a run).  More: atomic on every worker until
          * it leaves; job start and end go through the pool's mutex, which
          * orders these changes against the plain ones around the job. */
-        rt->outer_plain[worker] = val_counts_set_plain(sched_pool_workers(rt->pool) == 1 && val_counts_plain);
+        rt->outer_plain[worker] = stc__val_counts_set_plain(stc__sched_pool_workers(rt->pool) == 1 && stc__val_counts_plain);
     } else {
-        val_cache_use(rt->outer_caches[worker]);
-        val_counts_set_plain(rt->outer_plain[worker]);
+        stc__val_cache_use(rt->outer_caches[worker]);
+        stc__val_counts_set_plain(rt->outer_plain[worker]);
     }
 }
 
-const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
+const flow_plan *stc__flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
                                flow_plan_prof **prof)
 {
     *prof = NULL;
@@ -127,10 +127,10 @@ const flow_plan *flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun 
         }
         rt->plans_cap = ncap;
     }
-    flow_plan *pl = flow_plan_build(rt->fi, e, fn, thread);
+    flow_plan *pl = stc__flow_plan_build(rt->fi, e, fn, thread);
     if (!pl) return NULL;
-    if ((rt->profile || rt->trace) && flow_prof_init(rt, pl, &rt->profs[rt->nplans]) != 0) {
-        flow_prof_free(pl, &rt->profs[rt->nplans]);
+    if ((rt->profile || rt->trace) && stc__flow_prof_init(rt, pl, &rt->profs[rt->nplans]) != 0) {
+        stc__flow_prof_free(pl, &rt->profs[rt->nplans]);
         return NULL;
     }
     if (rt->profs) *prof = &rt->profs[rt->nplans];

@@ -49,10 +49,10 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     case FS_EVAL:
         /* A tail call the body ends in runs here, at the body's depth, as
          * in the evaluator. */
-        rc = eval_expr(cx, s->e, fr, &v);
+        rc = stc__eval_expr(cx, s->e, fr, &v);
         if (rc == EVAL_TAIL) {
             cx->depth = job->base_depth + 1;
-            rc = eval_tail_run(cx, &v);
+            rc = stc__eval_tail_run(cx, &v);
         }
         if (rc) return rc;
         if (s->dst >= 0) flow_store(&slots[s->dst], v);
@@ -66,24 +66,24 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     }
     case FS_SELECT_CASE: {
         int alt;
-        if ((rc = eval_case_select(cx, s->e, slots[s->src], fr, &alt))) return rc;
+        if ((rc = stc__eval_case_select(cx, s->e, slots[s->src], fr, &alt))) return rc;
         flags[s->flag0 + alt] = 1;
         return 0;
     }
     case FS_DESTRUCT: return flow_destruct(cx, s, slots, fr);
     case FS_SPLIT_OUT:
-        if ((rc = eval_call_thread_part(cx, s->thread, slots, s->args, s->nargs, s->e->u.call.callee_loc, &v)))
+        if ((rc = stc__eval_call_thread_part(cx, s->thread, slots, s->args, s->nargs, s->e->u.call.callee_loc, &v)))
             return rc;
         flow_store(&slots[s->dst], v);
         return 0;
     case FS_SPLIT_STATE:
-        return eval_call_thread_part(cx, s->thread, slots, NULL, 0, s->e->u.call.callee_loc, NULL);
+        return stc__eval_call_thread_part(cx, s->thread, slots, NULL, 0, s->e->u.call.callee_loc, NULL);
     case FS_CALL_C:
         if ((rc = eval_call_c(cx, s->thread, &slots[s->args[0]], s->e->u.call.callee_loc, &v))) return rc;
         flow_store(&slots[s->dst], v);
         return 0;
     }
-    return eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: bad step");
+    return stc__eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: bad step");
 }
 
 /* Fills item i's frame: captures (borrowed), then the parameters. */
@@ -108,7 +108,7 @@ static int flow_load(flow_job *job, eval_ctx *cx, flow_batch *b, int i, stc_valu
         slots[job->ncaps] = arg;
         return 0;
     }
-    return eval_adapt_args(cx, pl->fn->name, (size_t)pl->fn->nparams, 1, &arg, slots + job->ncaps, job->loc);
+    return stc__eval_adapt_args(cx, pl->fn->name, (size_t)pl->fn->nparams, 1, &arg, slots + job->ncaps, job->loc);
 }
 
 /* Runs plan stage `stage` over the batch's live items on worker context cx,
@@ -129,7 +129,7 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
         eval_frame fr = {slots, pl->fn};
         cx->item = (long long)(b->first + (size_t)i);
         cx->thread = job->thread;
-        int rc = cx->cancel ? eval_check_cancel(cx, job->loc) : 0;
+        int rc = cx->cancel ? stc__eval_check_cancel(cx, job->loc) : 0;
         if (rc == 0 && !b->loaded) rc = flow_load(job, cx, b, i, slots);
         bool ran = false;
         for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
@@ -141,8 +141,8 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
         }
         nran += ran;
         if (rc) {
-            eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
-            flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+            stc__eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
+            stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
             memset(b->dead + i, 1, (size_t)(b->n - i));
             status = SCHED_STOP;
         }
@@ -164,14 +164,14 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
         if (b->dead[i]) continue;
         long long index = (long long)(b->first + (size_t)i);
         nran++;
-        if (eval_stream_push(cx, job->stream, index, b->slots[(size_t)i * (size_t)pl->nslots + (size_t)pl->result])) {
-            flow_record_error(job, cx, index);
+        if (stc__eval_stream_push(cx, job->stream, index, b->slots[(size_t)i * (size_t)pl->nslots + (size_t)pl->result])) {
+            stc__flow_record_error(job, cx, index);
             memset(b->dead + i, 1, (size_t)(b->n - i));
             status = SCHED_STOP;
             break;
         }
     }
-    if (job->prof) flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
+    if (job->prof) stc__flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
     return status;
 }
 
@@ -192,7 +192,7 @@ static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sch
     }
 }
 
-sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
+sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
 {
     flow_job *job = ud;
     flow_batch *b = sb->data;
@@ -206,7 +206,7 @@ sched_status flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
     if (job->decided_at) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();
     b->busy_ns += t1 - t0;
-    if (job->prof) flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
+    if (job->prof) stc__flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
     return status;
 }
 

@@ -47,7 +47,7 @@
 #define FLOW_LET_CHAIN_MAX 64
 
 typedef struct flow_tasks {
-    flow_runtime *rt;      /* first: flow_on_worker finds the runtime there */
+    flow_runtime *rt;      /* first: stc__flow_on_worker finds the runtime there */
     const flow_task_plan *plan;
     eval_frame *fr;
     stc_value *out;        /* item i's value goes to out[i] */
@@ -106,8 +106,8 @@ static int flow_task_group(flow_runtime *rt, flow_task_plan *tp)
     for (int t = 0; ok && t < nthreads; t++) owner[t] = -1;
     for (int i = 0; i < n && ok; i++) {
         const ir_expr *item = tp->items[i];
-        flow_set set = flow_expr_set(fi, item);
-        ok = !set.all && !flow_expr_smaps(fi, item);
+        flow_set set = stc__flow_expr_set(fi, item);
+        ok = !set.all && !stc__flow_expr_smaps(fi, item);
         parent[i] = i;
         gid[i] = -1;
         for (int w = 0; ok && set.bits && w < fi->nwords; w++)
@@ -126,7 +126,7 @@ static int flow_task_group(flow_runtime *rt, flow_task_plan *tp)
         int r = flow_task_root(parent, i);
         if (gid[r] < 0) gid[r] = ngroups++;
         group[i] = gid[r];
-        if (!busy[group[i]] && flow_expr_calls(fi, tp->items[i])) {
+        if (!busy[group[i]] && stc__flow_expr_calls(fi, tp->items[i])) {
             busy[group[i]] = true;
             nbusy++;
         }
@@ -143,7 +143,7 @@ static bool flow_reads_binders(const ir_expr *e, const ir_expr *const *lets, int
 {
     for (int j = 0; j < n; j++)
         for (int v = 0; v < lets[j]->u.let.nbinders; v++)
-            if (lets[j]->u.let.binders[v] && ir_expr_uses(e, lets[j]->u.let.binders[v])) return true;
+            if (lets[j]->u.let.binders[v] && stc__ir_expr_uses(e, lets[j]->u.let.binders[v])) return true;
     return false;
 }
 
@@ -157,7 +157,7 @@ static int flow_let_chain(flow_info *fi, const ir_expr *e, const ir_expr **lets)
     int n = 0;
     for (const ir_expr *l = e; l && (l->kind == IR_LET || l->kind == IR_LETTUPLE) && n < FLOW_LET_CHAIN_MAX;
          l = l->b) {
-        if (n > 0 && (flow_reads_binders(l->a, lets, n) || flow_expr_smaps(fi, l->a) || flow_expr_set(fi, l->a).all))
+        if (n > 0 && (flow_reads_binders(l->a, lets, n) || stc__flow_expr_smaps(fi, l->a) || stc__flow_expr_set(fi, l->a).all))
             break;
         lets[n++] = l;
     }
@@ -167,22 +167,22 @@ static int flow_let_chain(flow_info *fi, const ir_expr *e, const ir_expr **lets)
 static flow_task_plan *flow_task_plan_new(flow_runtime *rt, const ir_expr *e)
 {
     arena *mem = rt->fi->mem;
-    flow_task_plan *tp = arena_alloc(mem, sizeof *tp);
+    flow_task_plan *tp = stc__arena_alloc(mem, sizeof *tp);
     if (!tp) return NULL;
     *tp = (flow_task_plan){.e = e};
     if (e->kind == IR_TUPLE) {
         tp->n = e->u.agg.nitems;
         tp->items = e->u.agg.items;
     } else {
-        const ir_expr **lets = arena_alloc(mem, FLOW_LET_CHAIN_MAX * sizeof *lets);
-        ir_expr **items = arena_alloc(mem, FLOW_LET_CHAIN_MAX * sizeof *items);
+        const ir_expr **lets = stc__arena_alloc(mem, FLOW_LET_CHAIN_MAX * sizeof *lets);
+        ir_expr **items = stc__arena_alloc(mem, FLOW_LET_CHAIN_MAX * sizeof *items);
         if (!lets || !items) return NULL;
         tp->n = flow_let_chain(rt->fi, e, lets);
         for (int i = 0; i < tp->n; i++) items[i] = lets[i]->a;
         tp->lets = lets;
         tp->items = items;
     }
-    if (!(tp->group = arena_alloc(mem, ((size_t)tp->n + 1) * sizeof *tp->group))) return NULL;
+    if (!(tp->group = stc__arena_alloc(mem, ((size_t)tp->n + 1) * sizeof *tp->group))) return NULL;
     tp->ngroups = flow_task_group(rt, tp);
     return tp;
 }
@@ -260,16 +260,16 @@ static sched_status flow_task_run(void *ud, int stage, sched_batch *b, int worke
     cx->stack_base = 0;
     cx->item = t->item;
     cx->thread = t->thread;
-    uint64_t t0 = t->rt->trace ? sched_now_ns() : 0;
+    uint64_t t0 = t->rt->trace ? stc__sched_now_ns() : 0;
     int ran = 0;
     for (int i = 0; i < tp->n; i++) {
         if (tp->group[i] != (int)b->seq) continue;
         /* The evaluator reaches a chain's item i inside i more lets. */
         cx->depth = t->base_depth + (tp->lets ? i : 0);
         ran++;
-        if (eval_expr(cx, tp->items[i], t->fr, &t->out[i]) == 0 && flow_task_shape(cx, tp, i, &t->out[i]) == 0)
+        if (stc__eval_expr(cx, tp->items[i], t->fr, &t->out[i]) == 0 && flow_task_shape(cx, tp, i, &t->out[i]) == 0)
             continue;
-        eval_err err = eval_error_take(cx);
+        eval_err err = stc__eval_error_take(cx);
         pthread_mutex_lock(&t->lock);
         if (t->err_index < 0 || i < t->err_index) {
             free(t->err.message);
@@ -285,7 +285,7 @@ static sched_status flow_task_run(void *ud, int stage, sched_batch *b, int worke
     }
     /* One slice per group: its items, and the group number as the batch. */
     if (t->rt->trace)
-        trace_slice(t->rt->trace, worker, tp->lets ? "let task" : "tuple task", "task", t0, sched_now_ns(), ran,
+        stc__trace_slice(t->rt->trace, worker, tp->lets ? "let task" : "tuple task", "task", t0, stc__sched_now_ns(), ran,
                     (long long)b->seq);
     return SCHED_CONTINUE;
 }
@@ -293,7 +293,7 @@ static sched_status flow_task_run(void *ud, int stage, sched_batch *b, int worke
 static void flow_task_idle(void *ud, int worker, uint64_t t0, uint64_t t1)
 {
     flow_tasks *t = ud;
-    trace_slice(t->rt->trace, worker, "parked", "sched", t0, t1, -1, -1);
+    stc__trace_slice(t->rt->trace, worker, "parked", "sched", t0, t1, -1, -1);
 }
 
 /* Runs tp's groups on the pool, item i's value into out[i] (unit before;
@@ -301,8 +301,8 @@ static void flow_task_idle(void *ud, int worker, uint64_t t0, uint64_t t1)
  * error code with its error in cx. */
 static int flow_task_run_all(flow_runtime *rt, eval_ctx *cx, flow_task_plan *tp, eval_frame *fr, stc_value *out)
 {
-    if (flow_start_pool(rt) != 0) return eval_oom(cx, tp->e->loc);
-    for (int i = 0; i < rt->workers; i++) eval_ctx_share(&rt->wcx[i].cx, cx);
+    if (stc__flow_start_pool(rt) != 0) return stc__eval_oom(cx, tp->e->loc);
+    for (int i = 0; i < rt->workers; i++) stc__eval_ctx_share(&rt->wcx[i].cx, cx);
     flow_tasks t = {.rt = rt, .plan = tp, .fr = fr, .out = out, .base_depth = cx->depth, .item = cx->item,
                     .thread = cx->thread, .err_index = -1};
     pthread_mutex_init(&t.lock, NULL);
@@ -310,27 +310,27 @@ static int flow_task_run_all(flow_runtime *rt, eval_ctx *cx, flow_task_plan *tp,
     sched_pipeline pl = {.nstages = 1, .serial = parallel, .run = flow_task_run, .source = flow_task_source,
                          .release = flow_task_release, .ud = &t, .max_batches = tp->ngroups,
                          .perturb_seed = rt->perturb_seed, .watchdog_ms = rt->watchdog_ms,
-                         .on_idle = rt->trace ? flow_task_idle : NULL, .on_worker = flow_on_worker};
-    uint64_t start = sched_now_ns();
-    int rc = sched_run(rt->pool, &pl);
-    tp->cheap_runs = sched_now_ns() - start < FLOW_TASK_MIN_NS ? tp->cheap_runs + 1 : 0;
+                         .on_idle = rt->trace ? flow_task_idle : NULL, .on_worker = stc__flow_on_worker};
+    uint64_t start = stc__sched_now_ns();
+    int rc = stc__sched_run(rt->pool, &pl);
+    tp->cheap_runs = stc__sched_now_ns() - start < FLOW_TASK_MIN_NS ? tp->cheap_runs + 1 : 0;
     pthread_mutex_destroy(&t.lock);
     rt->stats.task_groups++;
-    if (t.err_index >= 0) return eval_error_adopt(cx, t.err);
-    return rc != 0 ? eval_oom(cx, tp->e->loc) : 0;
+    if (t.err_index >= 0) return stc__eval_error_adopt(cx, t.err);
+    return rc != 0 ? stc__eval_oom(cx, tp->e->loc) : 0;
 }
 
 /* ---- The hooks -------------------------------------------------------------- */
 
-int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+int stc__flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     flow_runtime *rt = ud;
     if (rt->workers < 2) return EVAL_DECLINED; /* spare the lookup */
     flow_task_plan *tp = flow_task_plan_get(rt, e);
-    if (!tp) return eval_oom(cx, e->loc);
+    if (!tp) return stc__eval_oom(cx, e->loc);
     if (tp->ngroups == 0 || tp->cheap_runs >= FLOW_TASK_CHEAP_RUNS) return EVAL_DECLINED;
-    stc_value tuple = val_seq_alloc(STC_T_TUPLE, (size_t)tp->n);
-    if (tuple.tag == STC_T_INVALID) return eval_oom(cx, e->loc);
+    stc_value tuple = stc__val_seq_alloc(STC_T_TUPLE, (size_t)tp->n);
+    if (tuple.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     int rc = flow_task_run_all(rt, cx, tp, fr, val_seq_items(tuple));
     if (rc != 0) {
         val_release(tuple); /* the items not made are unit */
@@ -341,8 +341,8 @@ int flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_val
 }
 
 /* Runs the chain's items as tasks and binds their values in chain order.
- * Apart from flow_lets so that vals is off the stack while the body runs
- * (a recursion through chains nests flow_lets frames). */
+ * Apart from stc__flow_lets so that vals is off the stack while the body runs
+ * (a recursion through chains nests stc__flow_lets frames). */
 static FLOW_NOINLINE int flow_lets_bind(flow_runtime *rt, eval_ctx *cx, flow_task_plan *tp, eval_frame *fr)
 {
     stc_value vals[FLOW_LET_CHAIN_MAX];
@@ -359,20 +359,20 @@ static FLOW_NOINLINE int flow_lets_bind(flow_runtime *rt, eval_ctx *cx, flow_tas
     return rc;
 }
 
-int flow_lets(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+int stc__flow_lets(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     flow_runtime *rt = ud;
     if (rt->workers < 2) return EVAL_DECLINED; /* spare the lookup */
     flow_task_plan *tp = flow_task_plan_get(rt, e);
-    if (!tp) return eval_oom(cx, e->loc);
+    if (!tp) return stc__eval_oom(cx, e->loc);
     if (tp->ngroups == 0 || tp->cheap_runs >= FLOW_TASK_CHEAP_RUNS) return EVAL_DECLINED;
     int rc = flow_lets_bind(rt, cx, tp, fr);
     if (rc != 0) return rc;
     /* The body, at the depth it has inside the chain's last let; a let in
-     * it is offered to flow_lets again. */
+     * it is offered to stc__flow_lets again. */
     int inner = tp->n - 1;
     cx->depth += inner;
-    rc = eval_expr(cx, tp->lets[inner]->b, fr, out);
+    rc = stc__eval_expr(cx, tp->lets[inner]->b, fr, out);
     cx->depth -= inner;
     for (int i = inner; i >= 0; i--) eval_let_unbind(fr, tp->lets[i]);
     return rc;

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-const ir_cthread *ir_cthread_find(const stc_env *env, const char *name)
+const ir_cthread *stc__ir_cthread_find(const stc_env *env, const char *name)
 {
     if (!env || !name) return NULL;
     for (size_t i = 0; i < env->nthreads; i++)

@@ -3,8 +3,8 @@
  *
  * src/api/env.c fills it (stc_env_add_thread): it checks a definition and
  * parses its type strings once, with src/lang, into the env's own arena.
- * The passes read it from here: ir_resolve binds `thread t = NAME` to the
- * registered NAME, types_check takes the parsed types.  So src/ir needs
+ * The passes read it from here: stc__ir_resolve binds `thread t = NAME` to the
+ * registered NAME, stc__types_check takes the parsed types.  So src/ir needs
  * nothing from the layers above it.
  *
  * The parsed types have no type variables, and the checker writes only
@@ -30,6 +30,6 @@ struct stc_env {
 };
 
 /* The C thread registered as `name`, or NULL (also for a NULL env). */
-const ir_cthread *ir_cthread_find(const stc_env *env, const char *name);
+const ir_cthread *stc__ir_cthread_find(const stc_env *env, const char *name);
 
 #endif

@@ -2,9 +2,9 @@
  *
  * Produced by the parser (src/lang) or the builder (src/api/builder.c), then
  * completed in place by passes, in this order:
- *   1. ir_resolve (src/ir/resolve.c): names -> locals/functions/threads/
+ *   1. stc__ir_resolve (src/ir/resolve.c): names -> locals/functions/threads/
  *      builtins, arity checks, thread bindings, frame slots and captures;
- *   2. types_check (src/ir/types.c): type inference, fills every ->type;
+ *   2. stc__types_check (src/ir/types.c): type inference, fills every ->type;
  *   3. consumers: the reference evaluator (src/eval), later the dataflow
  *      compiler (src/flow).
  * Everything here is allocated in the program's arena and never freed
@@ -73,9 +73,9 @@ struct ir_type {
 typedef struct ir_var {
     const char *name;
     ir_loc loc;
-    int slot;         /* frame slot in the enclosing function (ir_resolve) */
-    ir_type *type;    /* (types_check) */
-    struct ir_fun *owner; /* function/lambda whose frame holds it (ir_resolve); NULL for
+    int slot;         /* frame slot in the enclosing function (stc__ir_resolve) */
+    ir_type *type;    /* (stc__types_check) */
+    struct ir_fun *owner; /* function/lambda whose frame holds it (stc__ir_resolve); NULL for
                              binders of main or of an init (frames of p->main_nslots /
                              p->init_nslots slots) */
 } ir_var;
@@ -84,7 +84,7 @@ typedef struct ir_var {
 
 typedef enum ir_kind {
     IR_LIT,       /* lit */
-    IR_NAME,      /* unresolved identifier `name` (parser); ir_resolve turns it
+    IR_NAME,      /* unresolved identifier `name` (parser); stc__ir_resolve turns it
                      into IR_VAR, IR_FUNREF or IR_THREADREF */
     IR_VAR,       /* local variable var */
     IR_FUNREF,    /* top-level function index as a value */
@@ -112,7 +112,7 @@ typedef enum ir_binop {
 typedef enum ir_unop { OP_NEG, OP_NOT } ir_unop;
 
 typedef enum ir_callee_kind {
-    CALL_NAME = 0, /* unresolved: callee.name (parser); ir_resolve replaces it */
+    CALL_NAME = 0, /* unresolved: callee.name (parser); stc__ir_resolve replaces it */
     CALL_FUN,      /* top-level function callee.index */
     CALL_THREAD,   /* thread callee.index */
     CALL_BUILTIN,  /* builtin callee.index (an ir_builtin) */
@@ -188,9 +188,9 @@ typedef struct ir_builtin_info {
     int arity;
 } ir_builtin_info;
 
-extern const ir_builtin_info ir_builtins[BI_COUNT_];
+extern const ir_builtin_info stc__ir_builtins[BI_COUNT_];
 /* The builtin called `name`, or -1. */
-int ir_builtin_lookup(const char *name);
+int stc__ir_builtin_lookup(const char *name);
 
 typedef enum ir_pat_kind {
     PAT_LIT,   /* lit (int, float, str, bool or unit) */
@@ -215,12 +215,12 @@ typedef struct ir_alt {
 struct ir_expr {
     ir_kind kind;
     ir_loc loc;
-    ir_type *type;        /* (types_check) */
+    ir_type *type;        /* (stc__types_check) */
     bool move;            /* IR_VAR as the map of put/remove/update: the variable's last
-                             use, its value may be moved out of the frame (ir_mark_moves) */
+                             use, its value may be moved out of the frame (stc__ir_mark_moves) */
     ir_expr *a, *b, *c;   /* sub-expressions, per kind above */
     union {
-        stc_value lit;    /* IR_LIT: owned via an arena_on_free hook */
+        stc_value lit;    /* IR_LIT: owned via an stc__arena_on_free hook */
         const char *name; /* IR_NAME */
         ir_var *var;      /* IR_VAR */
         int index;        /* IR_FUNREF, IR_THREADREF */
@@ -249,8 +249,8 @@ struct ir_expr {
             ir_loc callee_loc;
             ir_expr **args;
             int nargs;
-            bool tail;    /* (ir_resolve) a tail call: CALL_FUN or CALL_VALUE in tail
-                             position of its function's body (ir_mark_tail_calls) */
+            bool tail;    /* (stc__ir_resolve) a tail call: CALL_FUN or CALL_VALUE in tail
+                             position of its function's body (stc__ir_mark_tail_calls) */
         } call;
     } u;
 };
@@ -268,9 +268,9 @@ typedef struct ir_fun {
     ir_expr *body;
     ir_type *ret_annot;  /* annotated result type or NULL (params carry their own) */
     ir_type **param_annots; /* per parameter, NULL entries when not annotated */
-    ir_type *type;       /* (types_check) the function type; generic vars marked */
+    ir_type *type;       /* (stc__types_check) the function type; generic vars marked */
     int index;           /* top-level: its index in program->funs; lambda: -1 */
-    /* (ir_resolve) */
+    /* (stc__ir_resolve) */
     int nslots;
     ir_var **captures;   /* outer binders a lambda captures (slot i holds captures[i]):
                             variables of the enclosing frame, read when the closure is built */
@@ -287,19 +287,19 @@ typedef struct ir_thread {
     const char *target;  /* the function name after '=' */
     ir_loc target_loc;
     ir_expr *init;       /* the init expression, or NULL */
-    /* (ir_resolve) */
+    /* (stc__ir_resolve) */
     ir_thread_kind kind;
     int fun;             /* THREAD_LANG: index in program->funs */
     const stc_thread_def *cdef; /* THREAD_C: the registered definition (&cthread->def) */
     const struct ir_cthread *cthread; /* THREAD_C: it with its parsed types (ir/cthread.h) */
     int ninputs;         /* THREAD_LANG: fun's nparams - 1; THREAD_C: 1 */
-    /* (types_check) */
+    /* (stc__types_check) */
     ir_type *in_type;    /* unit (0 inputs), the input, or the tuple of inputs */
     ir_type *out_type;
     ir_type *state_type; /* C thread without a declared state_type: unit */
     stc_access access;   /* declared (C) or inferred (lang; STC_WRITES until the
                             flow compiler's analysis refines it) */
-    bool state_moves;    /* (ir_mark_moves) THREAD_LANG whose function calls no thread
+    bool state_moves;    /* (stc__ir_mark_moves) THREAD_LANG whose function calls no thread
                             and no function value, and not read-only (every path
                             returning the state): its calls never overlap, so its state
                             is moved into each call and a map state updated in place */
@@ -316,10 +316,10 @@ typedef struct ir_program {
     ir_loc main_loc;
     ir_var *main_param;  /* `fun main(x) = ...`: x, main's input stream (slot 0 of
                             main's frame), else NULL */
-    int main_nslots;     /* (ir_resolve) frame size for evaluating main */
-    int init_nslots;     /* (ir_resolve) frame size for evaluating any init (the binders of
+    int main_nslots;     /* (stc__ir_resolve) frame size for evaluating main */
+    int init_nslots;     /* (stc__ir_resolve) frame size for evaluating any init (the binders of
                             all inits are numbered consecutively, so one frame fits each) */
-    int next_type_id;    /* (types_check) counter for TY_VAR ids */
+    int next_type_id;    /* (stc__types_check) counter for TY_VAR ids */
     const stc_env *env;  /* the C threads it may bind (ir/cthread.h); may be NULL */
 } ir_program;
 
@@ -327,58 +327,58 @@ typedef struct ir_program {
 #define IR_MAX_DEPTH 1000      /* expression and type nesting the parser accepts */
 
 /* Constructors (arena-allocated, zeroed; NULL when out of memory). */
-ir_program *ir_program_new(const char *file, const stc_env *env);
-void ir_program_free(ir_program *p);
-ir_expr *ir_expr_new(ir_program *p, ir_kind kind, ir_loc loc);
-ir_var *ir_var_new(ir_program *p, const char *name, ir_loc loc);
-ir_fun *ir_fun_new(ir_program *p, const char *name, ir_loc loc, int nparams);
-ir_thread *ir_thread_new(ir_program *p, const char *name, ir_loc loc);
+ir_program *stc__ir_program_new(const char *file, const stc_env *env);
+void stc__ir_program_free(ir_program *p);
+ir_expr *stc__ir_expr_new(ir_program *p, ir_kind kind, ir_loc loc);
+ir_var *stc__ir_var_new(ir_program *p, const char *name, ir_loc loc);
+ir_fun *stc__ir_fun_new(ir_program *p, const char *name, ir_loc loc, int nparams);
+ir_thread *stc__ir_thread_new(ir_program *p, const char *name, ir_loc loc);
 /* Arena-allocated array of n zeroed pointers/structs. */
-void *ir_array(ir_program *p, size_t n, size_t elem_size);
+void *stc__ir_array(ir_program *p, size_t n, size_t elem_size);
 /* A literal node that takes over v's reference (released with the arena). */
-ir_expr *ir_lit(ir_program *p, stc_value v, ir_loc loc);
+ir_expr *stc__ir_lit(ir_program *p, stc_value v, ir_loc loc);
 /* Appends to the program's lists; -1 when out of memory. */
-int ir_add_fun(ir_program *p, ir_fun *f);
-int ir_add_thread(ir_program *p, ir_thread *t);
+int stc__ir_add_fun(ir_program *p, ir_fun *f);
+int stc__ir_add_thread(ir_program *p, ir_thread *t);
 /* Finds a top-level function/thread by name: index or -1. */
-int ir_find_fun(const ir_program *p, const char *name);
-int ir_find_thread(const ir_program *p, const char *name);
+int stc__ir_find_fun(const ir_program *p, const char *name);
+int stc__ir_find_thread(const ir_program *p, const char *name);
 
 /* Types (arena-allocated). Scalar constructors return fresh nodes. */
-ir_type *ir_type_new(ir_program *p, ir_type_kind kind, int n);
-ir_type *ir_type_var(ir_program *p, int level);
-ir_type *ir_type_resolve(ir_type *t); /* follows TY_VAR refs */
+ir_type *stc__ir_type_new(ir_program *p, ir_type_kind kind, int n);
+ir_type *stc__ir_type_var(ir_program *p, int level);
+ir_type *stc__ir_type_resolve(ir_type *t); /* follows TY_VAR refs */
 /* Appends the type in STCLang syntax ("[int] -> (str, float)"; free
  * variables as 'a, 'b ...) to a malloc'd string; NULL when out of memory. */
-char *ir_type_to_string(ir_type *t);
+char *stc__ir_type_to_string(ir_type *t);
 /* Whether e mentions variable v (directly, in a call or as a capture). */
-bool ir_expr_uses(const ir_expr *e, const ir_var *v);
+bool stc__ir_expr_uses(const ir_expr *e, const ir_var *v);
 
 /* Marks the tail calls of a function body (docs/LANGUAGE.md 6): the calls
  * to functions, by name or through a function value (not threads or
  * builtins), in tail position: the body itself, both branches of an if,
  * every alternative of a case and the body of a let or let-tuple, when
  * these are in tail position.  Recursion bounded by IR_MAX_DEPTH. */
-void ir_mark_tail_calls(ir_expr *body);
+void stc__ir_mark_tail_calls(ir_expr *body);
 
 /* A chain of binary operators (`a + b + c`, left-associative) nests to
  * the left without limit: it is not nesting in the language's sense
  * (docs/LANGUAGE.md section 2), so every recursive pass walks a chain with
- * a loop instead of recursing down its left spine. ir_chain_init gathers
+ * a loop instead of recursing down its left spine. stc__ir_chain_init gathers
  * e's spine: nodes[0] = e, nodes[i + 1] = nodes[i]->a while that is an
  * IR_BINOP; the operands in evaluation order are then nodes[n - 1]->a,
  * nodes[n - 1]->b, nodes[n - 2]->b, ..., nodes[0]->b. False when out of
- * memory; ir_chain_free releases (also after a failed init). */
+ * memory; stc__ir_chain_free releases (also after a failed init). */
 typedef struct ir_chain {
     ir_expr **nodes;
     size_t n;
     ir_expr *small[16];
 } ir_chain;
-bool ir_chain_init(ir_chain *c, const ir_expr *e);
-void ir_chain_free(ir_chain *c);
+bool stc__ir_chain_init(ir_chain *c, const ir_expr *e);
+void stc__ir_chain_free(ir_chain *c);
 
 /* The operator's source spelling ("+", "&&", "not", ...). */
-const char *ir_binop_name(ir_binop op);
-const char *ir_unop_name(ir_unop op);
+const char *stc__ir_binop_name(ir_binop op);
+const char *stc__ir_unop_name(ir_unop op);
 
 #endif

@@ -38,20 +38,20 @@ static int moves_scan(const ir_expr *e, const ir_expr *p, const ir_var *v, bool 
     switch (e->kind) {
     case IR_LET:
     case IR_LETTUPLE:
-        if ((r = moves_scan(e->a, p, v, strict))) return r == MOVE_USED || ir_expr_uses(e->b, v) ? MOVE_USED : MOVE_LAST;
+        if ((r = moves_scan(e->a, p, v, strict))) return r == MOVE_USED || stc__ir_expr_uses(e->b, v) ? MOVE_USED : MOVE_LAST;
         /* main's chains of lets run their bound expressions as tasks at
          * once (flow/tasks.c): there, an earlier let's use is beside */
-        if ((r = moves_scan(e->b, p, v, strict)) && strict && ir_expr_uses(e->a, v)) return MOVE_USED;
+        if ((r = moves_scan(e->b, p, v, strict)) && strict && stc__ir_expr_uses(e->a, v)) return MOVE_USED;
         return r;
     case IR_IF:
         if ((r = moves_scan(e->a, p, v, strict)))
-            return r == MOVE_USED || ir_expr_uses(e->b, v) || ir_expr_uses(e->c, v) ? MOVE_USED : MOVE_LAST;
+            return r == MOVE_USED || stc__ir_expr_uses(e->b, v) || stc__ir_expr_uses(e->c, v) ? MOVE_USED : MOVE_LAST;
         if ((r = moves_scan(e->b, p, v, strict))) return r;
         return moves_scan(e->c, p, v, strict);
     case IR_CASE:
         if ((r = moves_scan(e->a, p, v, strict))) {
             for (int i = 0; r == MOVE_LAST && i < e->u.cas.nalts; i++)
-                if (ir_expr_uses(e->u.cas.alts[i].body, v)) r = MOVE_USED;
+                if (stc__ir_expr_uses(e->u.cas.alts[i].body, v)) r = MOVE_USED;
             return r;
         }
         for (int i = 0; i < e->u.cas.nalts; i++)
@@ -69,7 +69,7 @@ static int moves_scan(const ir_expr *e, const ir_expr *p, const ir_var *v, bool 
         for (int i = 0; i < n; i++) {
             if (!(r = moves_scan(xs[i], p, v, strict))) continue;
             for (int j = 0; r == MOVE_LAST && j < n; j++)
-                if (j != i && ir_expr_uses(xs[j], v)) r = MOVE_USED;
+                if (j != i && stc__ir_expr_uses(xs[j], v)) r = MOVE_USED;
             return r;
         }
         return MOVE_ABSENT;
@@ -201,7 +201,7 @@ static void moves_threads(ir_program *p)
     free(calls);
 }
 
-void ir_mark_moves(ir_program *p)
+void stc__ir_mark_moves(ir_program *p)
 {
     moves_threads(p);
     for (int i = 0; i < p->nfuns; i++) moves_body(p->funs[i], p->funs[i]->body);

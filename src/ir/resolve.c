@@ -68,7 +68,7 @@ static void resolve_err(resolve_st *r, ir_loc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    diags_vadd(r->d, loc.line, loc.col, fmt, ap);
+    stc__diags_vadd(r->d, loc.line, loc.col, fmt, ap);
     va_end(ap);
     r->failed = true;
 }
@@ -120,7 +120,7 @@ static void resolve_globals(resolve_st *r)
     ir_program *p = r->p;
     for (int i = 0; i < p->nfuns; i++) {
         ir_fun *f = p->funs[i];
-        if (ir_builtin_lookup(f->name) >= 0) {
+        if (stc__ir_builtin_lookup(f->name) >= 0) {
             resolve_err(r, f->loc, "'%s' is a builtin function and cannot be redefined", f->name);
             continue;
         }
@@ -134,7 +134,7 @@ static void resolve_globals(resolve_st *r)
     }
     for (int i = 0; i < p->nthreads; i++) {
         ir_thread *t = p->threads[i];
-        if (ir_builtin_lookup(t->name) >= 0) {
+        if (stc__ir_builtin_lookup(t->name) >= 0) {
             resolve_err(r, t->loc, "'%s' is a builtin function and cannot be redefined", t->name);
             continue;
         }
@@ -153,7 +153,7 @@ static void resolve_globals(resolve_st *r)
                 resolve_err(r, t->loc, "'%s' is already defined at %d:%d", t->name, floc.line, floc.col);
         }
     }
-    if (!p->main) diags_add(r->d, 1, 1, "no 'main' declaration"), r->failed = true;
+    if (!p->main) stc__diags_add(r->d, 1, 1, "no 'main' declaration"), r->failed = true;
 }
 
 static int resolve_find_fun(resolve_st *r, const char *name)
@@ -185,7 +185,7 @@ static void resolve_bind_threads(resolve_st *r)
                             "function '%s' has no parameters and cannot be a thread (its last "
                             "parameter is the state)", t->target);
             if (!t->init) resolve_err(r, t->loc, "thread '%s' needs an init value", t->name);
-        } else if (t->target && (ct = ir_cthread_find(p->env, t->target)) != NULL) {
+        } else if (t->target && (ct = stc__ir_cthread_find(p->env, t->target)) != NULL) {
             const stc_thread_def *def = &ct->def;
             t->kind = THREAD_C;
             t->cthread = ct;
@@ -253,7 +253,7 @@ static ir_var *resolve_capture(resolve_st *r, resolve_fctx *fx, ir_var *v)
     int cap = fx->caps_cap;
     if (!resolve_grow(r, (void **)&fx->caps, fx->ncaps, &cap, sizeof *fx->caps)) return NULL;
     if (!resolve_grow(r, (void **)&fx->copies, fx->ncaps, &fx->caps_cap, sizeof *fx->copies)) return NULL;
-    ir_var *copy = ir_var_new(r->p, v->name, v->loc);
+    ir_var *copy = stc__ir_var_new(r->p, v->name, v->loc);
     if (!copy) { r->oom = true; return NULL; }
     copy->owner = fx->fn;
     copy->slot = fx->ncaps;
@@ -277,8 +277,8 @@ static bool resolve_fctx_finish(resolve_st *r, resolve_fctx *fx)
     fn->nslots = fx->ncaps + fx->nlocal;
     fn->ncaptures = fx->ncaps;
     if (fx->ncaps > 0) {
-        fn->captures = ir_array(r->p, (size_t)fx->ncaps, sizeof *fn->captures);
-        fn->capture_slots = ir_array(r->p, (size_t)fx->ncaps, sizeof *fn->capture_slots);
+        fn->captures = stc__ir_array(r->p, (size_t)fx->ncaps, sizeof *fn->captures);
+        fn->capture_slots = stc__ir_array(r->p, (size_t)fx->ncaps, sizeof *fn->capture_slots);
         if (!fn->captures || !fn->capture_slots) { r->oom = true; return false; }
         memcpy(fn->captures, fx->caps, (size_t)fx->ncaps * sizeof *fn->captures);
         memcpy(fn->capture_slots, fx->copies, (size_t)fx->ncaps * sizeof *fn->capture_slots);
@@ -351,7 +351,7 @@ static bool resolve_name(resolve_st *r, ir_expr *e, bool thread_ok)
         resolve_thread_use(r, t, e->loc);
         return true;
     }
-    if (ir_builtin_lookup(name) >= 0)
+    if (stc__ir_builtin_lookup(name) >= 0)
         resolve_err(r, e->loc, "builtin '%s' can only be called", name);
     else
         resolve_err(r, e->loc, "undefined name '%s'", name);
@@ -395,10 +395,10 @@ static bool resolve_call(resolve_st *r, ir_expr *e, int depth)
              * the type checker decides. */
             if (th->kind == THREAD_LANG && th->fun >= 0 && k >= 0 && nargs != k && !(k >= 2 && nargs == 1))
                 resolve_arity(r, e, "thread ", name, k);
-        } else if ((b = ir_builtin_lookup(name)) >= 0) {
+        } else if ((b = stc__ir_builtin_lookup(name)) >= 0) {
             e->u.call.kind = CALL_BUILTIN;
             e->u.call.callee.index = b;
-            if (nargs != ir_builtins[b].arity) resolve_arity(r, e, "", name, ir_builtins[b].arity);
+            if (nargs != stc__ir_builtins[b].arity) resolve_arity(r, e, "", name, stc__ir_builtins[b].arity);
         } else {
             resolve_err(r, loc, "undefined function '%s'", name);
         }
@@ -428,7 +428,7 @@ static bool resolve_fun(resolve_st *r, ir_fun *fn, int depth)
     if (ok && !fn->body) { r->oom = true; ok = false; }
     if (ok) ok = resolve_expr(r, fn->body, depth + 1);
     if (ok) ok = resolve_fctx_finish(r, &fx);
-    if (ok) ir_mark_tail_calls(fn->body);
+    if (ok) stc__ir_mark_tail_calls(fn->body);
     r->fx = fx.parent;
     r->nscope = scope_mark;
     resolve_fctx_free(&fx);
@@ -502,14 +502,14 @@ static bool resolve_expr(resolve_st *r, ir_expr *e, int depth)
         return resolve_expr(r, e->a, depth + 1);
     case IR_BINOP: { /* a chain by a loop, its operands in order (ir_chain) */
         ir_chain c;
-        if (!ir_chain_init(&c, e)) {
-            ir_chain_free(&c);
+        if (!stc__ir_chain_init(&c, e)) {
+            stc__ir_chain_free(&c);
             r->oom = true;
             return false;
         }
         bool ok = resolve_expr(r, c.nodes[c.n - 1]->a, depth + 1);
         for (size_t i = c.n; ok && i-- > 0;) ok = resolve_expr(r, c.nodes[i]->b, depth + 1);
-        ir_chain_free(&c);
+        stc__ir_chain_free(&c);
         return ok;
     }
     case IR_CALL:
@@ -573,7 +573,7 @@ static bool resolve_propagate_threads(resolve_st *r)
     return true;
 }
 
-int ir_resolve(ir_program *p, stc_diags *d)
+int stc__ir_resolve(ir_program *p, stc_diags *d)
 {
     resolve_st r = {.p = p, .d = d, .cur_fun = -1};
     size_t cap = 16;
@@ -610,12 +610,12 @@ int ir_resolve(ir_program *p, stc_diags *d)
         ok = nslots >= 0 && !r.oom;
         if (ok) p->main_nslots = nslots;
     }
-    if (r.oom) diags_add(d, 0, 0, "out of memory during name resolution");
-    else if (!ok && !r.failed) diags_add(d, 0, 0, "malformed program IR");
+    if (r.oom) stc__diags_add(d, 0, 0, "out of memory during name resolution");
+    else if (!ok && !r.failed) stc__diags_add(d, 0, 0, "malformed program IR");
     free(r.globs);
     free(r.scope);
     free(r.fun_thread);
     free(r.edges);
-    if (ok && !r.failed && !r.oom) ir_mark_moves(p);
+    if (ok && !r.failed && !r.oom) stc__ir_mark_moves(p);
     return ok && !r.failed && !r.oom ? 0 : -1;
 }

@@ -6,9 +6,9 @@
 #include "util/diag.h"
 
 /* 0 on success; -1 when errors were reported to d (or memory ran out). */
-int ir_resolve(ir_program *p, stc_diags *d);
+int stc__ir_resolve(ir_program *p, stc_diags *d);
 /* Marks the maps that put/remove/update may take over (moves.c); run by
- * ir_resolve on a resolved program. */
-void ir_mark_moves(ir_program *p);
+ * stc__ir_resolve on a resolved program. */
+void stc__ir_mark_moves(ir_program *p);
 
 #endif

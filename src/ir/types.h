@@ -7,6 +7,6 @@
 
 /* Infers and checks every type; fills expr/var/fun/thread types. 0 on
  * success; -1 when errors were reported to d (or memory ran out). */
-int types_check(ir_program *p, stc_diags *d);
+int stc__types_check(ir_program *p, stc_diags *d);
 
 #endif

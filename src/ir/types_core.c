@@ -11,7 +11,7 @@
 
 static ir_type *types_node(types_ck *ck, ir_type_kind kind, int n)
 {
-    ir_type *t = ir_type_new(ck->p, kind, n);
+    ir_type *t = stc__ir_type_new(ck->p, kind, n);
     if (!t) ck->oom = true;
     return t;
 }
@@ -37,16 +37,16 @@ static bool types_set_origin(types_ck *ck, ir_type *v, const char *origin)
     return true;
 }
 
-ir_type *types_fresh(types_ck *ck)
+ir_type *stc__types_fresh(types_ck *ck)
 {
-    ir_type *t = ir_type_var(ck->p, ck->level);
+    ir_type *t = stc__ir_type_var(ck->p, ck->level);
     if (!t) ck->oom = true;
     return t;
 }
 
-ir_type *types_fresh_flag(types_ck *ck, unsigned flags, const char *origin)
+ir_type *stc__types_fresh_flag(types_ck *ck, unsigned flags, const char *origin)
 {
-    ir_type *t = types_fresh(ck);
+    ir_type *t = stc__types_fresh(ck);
     if (!t) return NULL;
     t->flags = flags;
     return types_set_origin(ck, t, origin) ? t : NULL;
@@ -62,12 +62,12 @@ static ir_type *types_node2(types_ck *ck, ir_type_kind kind, ir_type *a, ir_type
     return t;
 }
 
-ir_type *types_list(types_ck *ck, ir_type *elem) { return types_node2(ck, TY_LIST, elem, NULL); }
-ir_type *types_fun(types_ck *ck, ir_type *arg, ir_type *res) { return types_node2(ck, TY_FUN, arg, res); }
-ir_type *types_sum(types_ck *ck, ir_type *l, ir_type *r) { return types_node2(ck, TY_SUM, l, r); }
-ir_type *types_map(types_ck *ck, ir_type *k, ir_type *v) { return types_node2(ck, TY_MAP, k, v); }
+ir_type *stc__types_list(types_ck *ck, ir_type *elem) { return types_node2(ck, TY_LIST, elem, NULL); }
+ir_type *stc__types_fun(types_ck *ck, ir_type *arg, ir_type *res) { return types_node2(ck, TY_FUN, arg, res); }
+ir_type *stc__types_sum(types_ck *ck, ir_type *l, ir_type *r) { return types_node2(ck, TY_SUM, l, r); }
+ir_type *stc__types_map(types_ck *ck, ir_type *k, ir_type *v) { return types_node2(ck, TY_MAP, k, v); }
 
-ir_type *types_pack(types_ck *ck, int n, ir_type **items)
+ir_type *stc__types_pack(types_ck *ck, int n, ir_type **items)
 {
     if (n == 0) return ck->t_unit;
     if (n == 1) return items[0];
@@ -80,12 +80,12 @@ ir_type *types_pack(types_ck *ck, int n, ir_type **items)
     return t;
 }
 
-ir_type *types_tuple_fresh(types_ck *ck, int n)
+ir_type *stc__types_tuple_fresh(types_ck *ck, int n)
 {
     ir_type *t = types_node(ck, TY_TUPLE, n);
     if (!t) return NULL;
     for (int i = 0; i < n; i++)
-        if (!(t->args[i] = types_fresh(ck))) return NULL;
+        if (!(t->args[i] = stc__types_fresh(ck))) return NULL;
     return t;
 }
 
@@ -101,7 +101,7 @@ static bool types_step(types_ck *ck, int depth)
 static int types_occurs(types_ck *ck, ir_type *v, ir_type *t, int depth)
 {
     if (!types_step(ck, depth)) return TU_LIMIT;
-    t = ir_type_resolve(t);
+    t = stc__ir_type_resolve(t);
     if (t == v) return TU_OCCURS;
     if (t->kind == TY_VAR) {
         if (t->level > v->level) t->level = v->level;
@@ -128,7 +128,7 @@ static int types_conflict(types_ck *ck, const ir_type *v)
 static int types_check_flags(types_ck *ck, unsigned flags, const char *origin, ir_type *t, int depth)
 {
     if (!types_step(ck, depth)) return TU_LIMIT;
-    t = ir_type_resolve(t);
+    t = stc__ir_type_resolve(t);
     ir_type_kind k = t->kind;
     if (k == TY_VAR) {
         if (!t->generic && (flags & ~t->flags)) {
@@ -187,8 +187,8 @@ static int types_bind(types_ck *ck, ir_type *v, ir_type *t, int depth)
 static int types_unify_at(types_ck *ck, ir_type *a, ir_type *b, int depth)
 {
     if (!types_step(ck, depth)) return TU_LIMIT;
-    a = ir_type_resolve(a);
-    b = ir_type_resolve(b);
+    a = stc__ir_type_resolve(a);
+    b = stc__ir_type_resolve(b);
     if (!a || !b) return TU_OOM;
     if (a == b) return TU_OK;
     if (a->kind == TY_VAR) return types_bind(ck, a, b, depth);
@@ -201,7 +201,7 @@ static int types_unify_at(types_ck *ck, ir_type *a, ir_type *b, int depth)
     return TU_OK;
 }
 
-int types_unify(types_ck *ck, ir_type *a, ir_type *b)
+int stc__types_unify(types_ck *ck, ir_type *a, ir_type *b)
 {
     if (ck->fatal) return TU_LIMIT;
     return types_unify_at(ck, a, b, 0);
@@ -217,7 +217,7 @@ typedef struct types_inst {
 static ir_type *types_inst_at(types_ck *ck, types_inst *m, ir_type *t, int depth)
 {
     if (!types_step(ck, depth)) { ck->fatal = true; return NULL; }
-    t = ir_type_resolve(t);
+    t = stc__ir_type_resolve(t);
     if (t->kind == TY_VAR) {
         if (!t->generic) return t;
         for (int i = 0; i < m->n; i++)
@@ -231,7 +231,7 @@ static ir_type *types_inst_at(types_ck *ck, types_inst *m, ir_type *t, int depth
             m->to = o;
             m->cap = cap;
         }
-        ir_type *fresh = types_fresh_flag(ck, t->flags, types_origin(ck, t));
+        ir_type *fresh = stc__types_fresh_flag(ck, t->flags, types_origin(ck, t));
         if (!fresh) return NULL;
         m->from[m->n] = t;
         m->to[m->n++] = fresh;
@@ -251,7 +251,7 @@ static ir_type *types_inst_at(types_ck *ck, types_inst *m, ir_type *t, int depth
     return copy ? copy : t;
 }
 
-ir_type *types_instantiate(types_ck *ck, ir_type *t)
+ir_type *stc__types_instantiate(types_ck *ck, ir_type *t)
 {
     if (ck->fatal) return NULL;
     types_inst m = {0};
@@ -264,7 +264,7 @@ ir_type *types_instantiate(types_ck *ck, ir_type *t)
 static void types_generalize_at(types_ck *ck, ir_type *t, int depth)
 {
     if (!types_step(ck, depth)) { ck->fatal = true; return; }
-    t = ir_type_resolve(t);
+    t = stc__ir_type_resolve(t);
     if (t->kind == TY_VAR) {
         if (t->level > 0) t->generic = true;
         return;
@@ -272,7 +272,7 @@ static void types_generalize_at(types_ck *ck, ir_type *t, int depth)
     for (int i = 0; i < t->n && !ck->fatal; i++) types_generalize_at(ck, t->args[i], depth + 1);
 }
 
-void types_generalize(types_ck *ck, ir_type *t)
+void stc__types_generalize(types_ck *ck, ir_type *t)
 {
     if (t && !ck->fatal) types_generalize_at(ck, t, 0);
 }
@@ -280,11 +280,11 @@ void types_generalize(types_ck *ck, ir_type *t)
 static void types_default_at(types_ck *ck, ir_type *t, int depth)
 {
     if (!types_step(ck, depth)) { ck->fatal = true; return; }
-    t = ir_type_resolve(t);
+    t = stc__ir_type_resolve(t);
     if (t->kind == TY_VAR) {
         if (t->generic) return;
         if (t->flags & TYF_SIZED) {
-            ir_type *l = (t->flags & TYF_ORD) ? ck->t_str : types_list(ck, ck->t_unit);
+            ir_type *l = (t->flags & TYF_ORD) ? ck->t_str : stc__types_list(ck, ck->t_unit);
             if (l) t->ref = l;
         } else {
             t->ref = (t->flags & (TYF_NUM | TYF_ORD)) ? ck->t_int : ck->t_unit;
@@ -294,7 +294,7 @@ static void types_default_at(types_ck *ck, ir_type *t, int depth)
     for (int i = 0; i < t->n && !ck->fatal; i++) types_default_at(ck, t->args[i], depth + 1);
 }
 
-void types_default(types_ck *ck, ir_type *t)
+void stc__types_default(types_ck *ck, ir_type *t)
 {
     if (t && !ck->fatal) types_default_at(ck, t, 0);
 }
@@ -312,50 +312,50 @@ typedef struct types_names { /* variables named 'a, 'b, ... by first appearance 
 
 static void types_print(buf *b, types_names *nm, ir_type *t, int depth, bool atom)
 {
-    t = ir_type_resolve(t);
-    if (!t) { buf_puts(b, "?"); return; }
-    if (--nm->budget < 0 || depth > 64) { buf_puts(b, "..."); return; }
+    t = stc__ir_type_resolve(t);
+    if (!t) { stc__buf_puts(b, "?"); return; }
+    if (--nm->budget < 0 || depth > 64) { stc__buf_puts(b, "..."); return; }
     switch (t->kind) {
     case TY_VAR: {
         int i = 0;
         while (i < nm->n && nm->vars[i] != t) i++;
         if (i == nm->n && i < TYPES_PRINT_NAMES) nm->vars[nm->n++] = t;
-        if (i < 26) buf_printf(b, "'%c", 'a' + i);
-        else buf_printf(b, "'t%d", i < TYPES_PRINT_NAMES ? i : t->id);
+        if (i < 26) stc__buf_printf(b, "'%c", 'a' + i);
+        else stc__buf_printf(b, "'t%d", i < TYPES_PRINT_NAMES ? i : t->id);
         break;
     }
-    case TY_INT: buf_puts(b, "int"); break;
-    case TY_FLOAT: buf_puts(b, "float"); break;
-    case TY_BOOL: buf_puts(b, "bool"); break;
-    case TY_STR: buf_puts(b, "str"); break;
-    case TY_UNIT: buf_puts(b, "unit"); break;
+    case TY_INT: stc__buf_puts(b, "int"); break;
+    case TY_FLOAT: stc__buf_puts(b, "float"); break;
+    case TY_BOOL: stc__buf_puts(b, "bool"); break;
+    case TY_STR: stc__buf_puts(b, "str"); break;
+    case TY_UNIT: stc__buf_puts(b, "unit"); break;
     case TY_LIST:
-        buf_putc(b, '[');
+        stc__buf_putc(b, '[');
         types_print(b, nm, t->args[0], depth + 1, false);
-        buf_putc(b, ']');
+        stc__buf_putc(b, ']');
         break;
     case TY_TUPLE:
-        buf_putc(b, '(');
+        stc__buf_putc(b, '(');
         for (int i = 0; i < t->n; i++) {
-            if (i) buf_puts(b, ", ");
+            if (i) stc__buf_puts(b, ", ");
             types_print(b, nm, t->args[i], depth + 1, false);
         }
-        buf_putc(b, ')');
+        stc__buf_putc(b, ')');
         break;
     case TY_MAP:
-        buf_putc(b, '{');
+        stc__buf_putc(b, '{');
         types_print(b, nm, t->args[0], depth + 1, false);
-        buf_puts(b, ": ");
+        stc__buf_puts(b, ": ");
         types_print(b, nm, t->args[1], depth + 1, false);
-        buf_putc(b, '}');
+        stc__buf_putc(b, '}');
         break;
     case TY_SUM:
     case TY_FUN:
-        if (atom) buf_putc(b, '(');
+        if (atom) stc__buf_putc(b, '(');
         types_print(b, nm, t->args[0], depth + 1, true);
-        buf_puts(b, t->kind == TY_SUM ? " + " : " -> ");
+        stc__buf_puts(b, t->kind == TY_SUM ? " + " : " -> ");
         types_print(b, nm, t->args[1], depth + 1, t->kind == TY_SUM);
-        if (atom) buf_putc(b, ')');
+        if (atom) stc__buf_putc(b, ')');
         break;
     }
 }
@@ -366,14 +366,14 @@ static char *types_str(types_names *nm, ir_type *t)
     buf b = BUF_INIT;
     nm->budget = TYPES_PRINT_BUDGET;
     types_print(&b, nm, t, 0, false);
-    return buf_take(&b);
+    return stc__buf_take(&b);
 }
 
-void types_error(types_ck *ck, ir_loc loc, const char *fmt, ...)
+void stc__types_error(types_ck *ck, ir_loc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    diags_vadd(ck->d, loc.line, loc.col, fmt, ap);
+    stc__diags_vadd(ck->d, loc.line, loc.col, fmt, ap);
     va_end(ap);
     ck->failed = true;
 }
@@ -385,20 +385,20 @@ static void types_report(types_ck *ck, ir_loc loc, const char *fmt, ir_type *x, 
     char *sx = types_str(&nm, x);
     char *sy = y ? types_str(&nm, y) : NULL;
     if (!sx || (y && !sy)) ck->oom = true;
-    else if (y) diags_add(ck->d, loc.line, loc.col, fmt, sx, sy);
-    else diags_add(ck->d, loc.line, loc.col, fmt, sx);
+    else if (y) stc__diags_add(ck->d, loc.line, loc.col, fmt, sx, sy);
+    else stc__diags_add(ck->d, loc.line, loc.col, fmt, sx);
     free(sx);
     free(sy);
     ck->failed = true;
 }
 
-ir_type *types_error1(types_ck *ck, ir_loc loc, const char *fmt, ir_type *t)
+ir_type *stc__types_error1(types_ck *ck, ir_loc loc, const char *fmt, ir_type *t)
 {
     types_report(ck, loc, fmt, t, NULL);
     return NULL;
 }
 
-ir_type *types_fail(types_ck *ck, ir_loc loc, int rc, const char *fmt, ir_type *x, ir_type *y)
+ir_type *stc__types_fail(types_ck *ck, ir_loc loc, int rc, const char *fmt, ir_type *x, ir_type *y)
 {
     const char *origin = ck->u_origin ? ck->u_origin : "this operation";
     switch (rc) {
@@ -408,7 +408,7 @@ ir_type *types_fail(types_ck *ck, ir_loc loc, int rc, const char *fmt, ir_type *
         ck->oom = true;
         break;
     case TU_LIMIT:
-        if (!ck->limit_reported) types_error(ck, loc, "types are too large or too deeply nested to check");
+        if (!ck->limit_reported) stc__types_error(ck, loc, "types are too large or too deeply nested to check");
         ck->limit_reported = true;
         ck->fatal = true;
         break;
@@ -419,7 +419,7 @@ ir_type *types_fail(types_ck *ck, ir_loc loc, int rc, const char *fmt, ir_type *
         /* origin is a fixed string ("operator '+'", "'int'"); keep it out of
          * the format string. */
         if (ck->u_flag == (TYF_NUM | TYF_SIZED)) {
-            types_error(ck, loc, "a value cannot be both a number (int or float) and a list or str");
+            stc__types_error(ck, loc, "a value cannot be both a number (int or float) and a list or str");
             break;
         }
         const char *what = ck->u_flag == TYF_NUM     ? "int or float"
@@ -429,7 +429,7 @@ ir_type *types_fail(types_ck *ck, ir_loc loc, int rc, const char *fmt, ir_type *
         types_names nm = {.n = 0};
         char *s = types_str(&nm, ck->u_type);
         if (!s) ck->oom = true;
-        else diags_add(ck->d, loc.line, loc.col, "%s needs %s, not %s", origin, what, s);
+        else stc__diags_add(ck->d, loc.line, loc.col, "%s needs %s, not %s", origin, what, s);
         free(s);
         ck->failed = true;
         break;
@@ -444,18 +444,18 @@ ir_type *types_fail(types_ck *ck, ir_loc loc, int rc, const char *fmt, ir_type *
 
 /* ---- Message helpers ---------------------------------------------------------- */
 
-ir_loc types_loc(const ir_expr *e, ir_loc fallback)
+ir_loc stc__types_loc(const ir_expr *e, ir_loc fallback)
 {
     return e && e->loc.line > 0 ? e->loc : fallback;
 }
 
-ir_loc types_call_loc(const ir_expr *e)
+ir_loc stc__types_call_loc(const ir_expr *e)
 {
     return e->u.call.callee_loc.line > 0 ? e->u.call.callee_loc : e->loc;
 }
 
 /* name made safe for use inside a format string: '%' dropped, truncated. */
-void types_esc(char *out, size_t n, const char *name)
+void stc__types_esc(char *out, size_t n, const char *name)
 {
     size_t j = 0;
     for (const char *s = name ? name : "?"; *s && j + 4 < n; s++)
@@ -464,21 +464,21 @@ void types_esc(char *out, size_t n, const char *name)
     out[j] = '\0';
 }
 
-char *types_fmt(const char *pattern, ...)
+char *stc__types_fmt(const char *pattern, ...)
 {
     buf b = BUF_INIT;
     va_list ap;
     va_start(ap, pattern);
-    buf_vprintf(&b, pattern, ap);
+    stc__buf_vprintf(&b, pattern, ap);
     va_end(ap);
-    return buf_take(&b);
+    return stc__buf_take(&b);
 }
 
-/* types_fail with a format built by types_fmt. */
-ir_type *types_fail_fmt(types_ck *ck, ir_loc loc, int rc, char *fmt, ir_type *x, ir_type *y)
+/* stc__types_fail with a format built by stc__types_fmt. */
+ir_type *stc__types_fail_fmt(types_ck *ck, ir_loc loc, int rc, char *fmt, ir_type *x, ir_type *y)
 {
     if (!fmt) { ck->oom = true; return NULL; }
-    types_fail(ck, loc, rc, fmt, x, y);
+    stc__types_fail(ck, loc, rc, fmt, x, y);
     free(fmt);
     return NULL;
 }

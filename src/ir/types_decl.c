@@ -1,6 +1,6 @@
 /* types_decl.c - type checking of declarations: top-level functions per
  * strongly connected component of the call graph, thread bindings, inits,
- * main, the final defaults, and the types_check entry point (see types.c
+ * main, the final defaults, and the stc__types_check entry point (see types.c
  * for the overall scheme). */
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +18,10 @@ static void types_c_thread(types_ck *ck, ir_thread *th)
     const ir_cthread *ct = th->cthread;
     const stc_thread_def *def = th->cdef;
     ir_loc loc = th->target_loc.line > 0 ? th->target_loc : th->loc;
-    ir_type *t = ct && ct->type ? ir_type_resolve(ct->type) : NULL;
+    ir_type *t = ct && ct->type ? stc__ir_type_resolve(ct->type) : NULL;
     ir_type *s = !ct ? NULL : ct->state_type ? ct->state_type : ck->t_unit;
     if (!t || !s || t->kind != TY_FUN) { /* stc_env_add_thread let no such thread in */
-        types_error(ck, loc, "C thread '%s' has an invalid type \"%s\"%s", def->name,
+        stc__types_error(ck, loc, "C thread '%s' has an invalid type \"%s\"%s", def->name,
                     def->type ? def->type : "", def->state_type ? " or state type" : "");
         return;
     }
@@ -37,33 +37,33 @@ static void types_lang_thread(types_ck *ck, ir_thread *th)
     if (ck->fun_failed[th->fun] || !fn->type || fn->nparams < 1) return;
     ir_loc loc = th->target_loc.line > 0 ? th->target_loc : th->loc;
     char nm[112];
-    types_esc(nm, sizeof nm, fn->name);
-    ir_type *T = types_instantiate(ck, fn->type);
+    stc__types_esc(nm, sizeof nm, fn->name);
+    ir_type *T = stc__types_instantiate(ck, fn->type);
     if (!T) {
-        if (!ck->oom) types_fail(ck, loc, TU_LIMIT, "", NULL, NULL);
+        if (!ck->oom) stc__types_fail(ck, loc, TU_LIMIT, "", NULL, NULL);
         return;
     }
-    T = ir_type_resolve(T);
-    ir_type *P = ir_type_resolve(T->args[0]), *R = T->args[1];
+    T = stc__ir_type_resolve(T);
+    ir_type *P = stc__ir_type_resolve(T->args[0]), *R = T->args[1];
     int k = fn->nparams;
     ir_type *state = P, *in = ck->t_unit;
-    if (k >= 2) { /* P is the k-tuple of parameter types built by types_fun_begin */
+    if (k >= 2) { /* P is the k-tuple of parameter types built by stc__types_fun_begin */
         state = P->args[k - 1];
-        in = types_pack(ck, k - 1, P->args);
+        in = stc__types_pack(ck, k - 1, P->args);
     }
-    ir_type *pair = types_tuple_fresh(ck, 2);
+    ir_type *pair = stc__types_tuple_fresh(ck, 2);
     if (!in || !pair) return;
-    int rc = types_unify(ck, pair, R);
+    int rc = stc__types_unify(ck, pair, R);
     if (rc) {
-        types_fail_fmt(ck, loc, rc,
-                       types_fmt("thread function '%s' must return a pair (output, state), not %%s", nm),
+        stc__types_fail_fmt(ck, loc, rc,
+                       stc__types_fmt("thread function '%s' must return a pair (output, state), not %%s", nm),
                        R, NULL);
         return;
     }
-    rc = types_unify(ck, state, pair->args[1]);
+    rc = stc__types_unify(ck, state, pair->args[1]);
     if (rc) {
-        types_fail_fmt(ck, loc, rc,
-                       types_fmt("thread function '%s' takes a state of type %%s but returns a state of "
+        stc__types_fail_fmt(ck, loc, rc,
+                       stc__types_fmt("thread function '%s' takes a state of type %%s but returns a state of "
                                  "type %%s", nm),
                        state, pair->args[1]);
         return;
@@ -71,12 +71,12 @@ static void types_lang_thread(types_ck *ck, ir_thread *th)
     ir_type *want[3] = {in, pair->args[0], state}, *have[3] = {th->in_type, th->out_type, th->state_type};
     static const char *const what[3] = {"input", "output", "state"};
     for (int i = 0; i < 3; i++) {
-        rc = types_unify(ck, have[i], want[i]);
+        rc = stc__types_unify(ck, have[i], want[i]);
         if (rc) {
             char tn[112];
-            types_esc(tn, sizeof tn, th->name);
-            types_fail_fmt(ck, th->loc, rc,
-                           types_fmt("thread '%s' is used with %s type %%s, but '%s' gives %%s", tn, what[i], nm),
+            stc__types_esc(tn, sizeof tn, th->name);
+            stc__types_fail_fmt(ck, th->loc, rc,
+                           stc__types_fmt("thread '%s' is used with %s type %%s, but '%s' gives %%s", tn, what[i], nm),
                            have[i], want[i]);
             return;
         }
@@ -111,11 +111,11 @@ static bool types_collect(types_ck *ck, types_graph *g, const ir_expr *e, int de
     const ir_program *p = ck->p;
     if (e->kind == IR_BINOP) { /* a chain by a loop, its operands in order (ir_chain) */
         ir_chain c;
-        bool ok = ir_chain_init(&c, e);
+        bool ok = stc__ir_chain_init(&c, e);
         if (!ok) ck->oom = true;
         if (ok) ok = types_collect(ck, g, c.nodes[c.n - 1]->a, depth + 1);
         for (size_t i = c.n; ok && i-- > 0;) ok = types_collect(ck, g, c.nodes[i]->b, depth + 1);
-        ir_chain_free(&c);
+        stc__ir_chain_free(&c);
         return ok;
     }
     switch (e->kind) {
@@ -159,16 +159,16 @@ static void types_scc(types_ck *ck, const int *scc, int n, const int *first_thre
     ck->level = 1;
     ck->cur_loc = p->funs[scc[0]]->loc;
     for (int i = 0; i < n && !bad; i++)
-        if (!types_fun_begin(ck, p->funs[scc[i]])) bad = true;
+        if (!stc__types_fun_begin(ck, p->funs[scc[i]])) bad = true;
     bool begun = !bad;
     for (int i = 0; i < n && begun; i++) { /* each function reports its own first error */
         ir_fun *fn = p->funs[scc[i]];
-        if (!types_fun_body(ck, fn, 0)) bad = true;
+        if (!stc__types_fun_body(ck, fn, 0)) bad = true;
         if (ck->oom || ck->fatal) break;
     }
     for (int i = 0; i < n; i++) {
         if (bad) ck->fun_failed[scc[i]] = true;
-        else types_generalize(ck, p->funs[scc[i]]->type);
+        else stc__types_generalize(ck, p->funs[scc[i]]->type);
     }
     ck->level = 0;
     for (int i = 0; i < n && !bad; i++)
@@ -232,12 +232,12 @@ out:
 static void types_default_expr(types_ck *ck, ir_expr *e, int depth)
 {
     if (!e || depth > TYPES_MAX_EXPR_DEPTH || ck->fatal) return;
-    types_default(ck, e->type);
+    stc__types_default(ck, e->type);
     while (e->kind == IR_BINOP) { /* a chain: its left spine by a loop */
         types_default_expr(ck, e->b, depth + 1);
         e = e->a;
         if (!e) return;
-        types_default(ck, e->type);
+        stc__types_default(ck, e->type);
     }
     switch (e->kind) {
     case IR_CALL:
@@ -262,10 +262,10 @@ static void types_default_expr(types_ck *ck, ir_expr *e, int depth)
 }
 
 /* Leaves the unconstrained variables of main's input type open (generic:
- * not defaulted, and eval_value_has_type accepts any value for them). */
+ * not defaulted, and stc__eval_value_has_type accepts any value for them). */
 static void types_open_input(ir_type *t, int depth)
 {
-    t = ir_type_resolve(t);
+    t = stc__ir_type_resolve(t);
     if (!t || depth > 64) return;
     if (t->kind == TY_VAR) {
         if (!(t->flags & ~(unsigned)TYF_EQ)) t->generic = true; /* sources make no functions */
@@ -280,55 +280,55 @@ static void types_toplevel(types_ck *ck)
     for (int i = 0; i < p->nthreads && !ck->oom && !ck->fatal; i++) {
         ir_thread *th = p->threads[i];
         if (!th->init) continue;
-        ck->cur_loc = types_loc(th->init, th->loc);
-        ir_type *t = types_expr(ck, th->init, 0);
+        ck->cur_loc = stc__types_loc(th->init, th->loc);
+        ir_type *t = stc__types_expr(ck, th->init, 0);
         if (!t) continue;
-        int rc = types_unify(ck, th->state_type, t);
+        int rc = stc__types_unify(ck, th->state_type, t);
         if (rc) {
             char nm[112];
-            types_esc(nm, sizeof nm, th->name);
-            types_fail_fmt(ck, types_loc(th->init, th->loc), rc,
-                           types_fmt("init of thread '%s' has type %%s, but the state has type %%s", nm), t,
+            stc__types_esc(nm, sizeof nm, th->name);
+            stc__types_fail_fmt(ck, stc__types_loc(th->init, th->loc), rc,
+                           stc__types_fmt("init of thread '%s' has type %%s, but the state has type %%s", nm), t,
                            th->state_type);
         }
     }
-    ck->cur_loc = types_loc(p->main, p->main_loc);
+    ck->cur_loc = stc__types_loc(p->main, p->main_loc);
     ir_type *input_elem = NULL;
     if (p->main_param && !ck->oom && !ck->fatal) {
         /* main's input stream is a list; its items are str unless main's
          * body says otherwise (a C host's source may produce any type). */
-        input_elem = types_fresh(ck);
-        if (!(p->main_param->type = input_elem ? types_list(ck, input_elem) : NULL)) ck->oom = true;
+        input_elem = stc__types_fresh(ck);
+        if (!(p->main_param->type = input_elem ? stc__types_list(ck, input_elem) : NULL)) ck->oom = true;
     }
-    if (p->main && !ck->oom && !ck->fatal) types_expr(ck, p->main, 0);
+    if (p->main && !ck->oom && !ck->fatal) stc__types_expr(ck, p->main, 0);
     if (input_elem && !ck->oom && !ck->fatal) {
         /* Lines are str: an input item used only as len's or <'s operand
          * is one.  Parts of the items nothing constrains stay open (any
          * value is fine, the source decides), e.g. the index of a merged
          * stream's (INDEX, LINE) events that main only prints. */
-        ir_type *t = ir_type_resolve(input_elem);
+        ir_type *t = stc__ir_type_resolve(input_elem);
         if (t->kind == TY_VAR && !t->generic && (t->flags & (TYF_ORD | TYF_SIZED)) && !(t->flags & TYF_NUM))
             t->ref = ck->t_str;
         types_open_input(input_elem, 0);
     }
     for (int i = 0; i < p->nthreads; i++) {
         ir_thread *th = p->threads[i];
-        types_default(ck, th->in_type);
-        types_default(ck, th->out_type);
-        types_default(ck, th->state_type);
+        stc__types_default(ck, th->in_type);
+        stc__types_default(ck, th->out_type);
+        stc__types_default(ck, th->state_type);
         types_default_expr(ck, th->init, 0);
     }
     types_default_expr(ck, p->main, 0);
 }
 
-int types_check(ir_program *p, stc_diags *d)
+int stc__types_check(ir_program *p, stc_diags *d)
 {
     types_ck ck = {.p = p, .d = d};
-    ck.t_int = ir_type_new(p, TY_INT, 0);
-    ck.t_float = ir_type_new(p, TY_FLOAT, 0);
-    ck.t_bool = ir_type_new(p, TY_BOOL, 0);
-    ck.t_str = ir_type_new(p, TY_STR, 0);
-    ck.t_unit = ir_type_new(p, TY_UNIT, 0);
+    ck.t_int = stc__ir_type_new(p, TY_INT, 0);
+    ck.t_float = stc__ir_type_new(p, TY_FLOAT, 0);
+    ck.t_bool = stc__ir_type_new(p, TY_BOOL, 0);
+    ck.t_str = stc__ir_type_new(p, TY_STR, 0);
+    ck.t_unit = stc__ir_type_new(p, TY_UNIT, 0);
     ck.fun_failed = calloc((size_t)p->nfuns + 1, sizeof *ck.fun_failed);
     int *first_thread = malloc(((size_t)p->nfuns + 1) * sizeof *first_thread);
     int *next_thread = malloc(((size_t)p->nthreads + 1) * sizeof *next_thread);
@@ -346,18 +346,18 @@ int types_check(ir_program *p, stc_diags *d)
         if (th->kind == THREAD_C && th->cdef) {
             types_c_thread(&ck, th);
         } else {
-            th->in_type = types_fresh(&ck);
-            th->out_type = types_fresh(&ck);
-            th->state_type = types_fresh(&ck);
+            th->in_type = stc__types_fresh(&ck);
+            th->out_type = stc__types_fresh(&ck);
+            th->state_type = stc__types_fresh(&ck);
             if (th->fun >= 0) {
                 next_thread[i] = first_thread[th->fun];
                 first_thread[th->fun] = i;
             }
         }
         if (!th->in_type || !th->out_type || !th->state_type) { /* errors: keep going */
-            if (!th->in_type) th->in_type = types_fresh(&ck);
-            if (!th->out_type) th->out_type = types_fresh(&ck);
-            if (!th->state_type) th->state_type = types_fresh(&ck);
+            if (!th->in_type) th->in_type = stc__types_fresh(&ck);
+            if (!th->out_type) th->out_type = stc__types_fresh(&ck);
+            if (!th->state_type) th->state_type = stc__types_fresh(&ck);
         }
         if (ck.oom) goto out;
     }
@@ -365,8 +365,8 @@ int types_check(ir_program *p, stc_diags *d)
     if (!ck.oom && !ck.fatal) types_toplevel(&ck);
 out:
     if (ck.fatal && !ck.limit_reported)
-        types_fail(&ck, ck.cur_loc, TU_LIMIT, "", NULL, NULL);
-    if (ck.oom) diags_add(d, 0, 0, "out of memory during type checking");
+        stc__types_fail(&ck, ck.cur_loc, TU_LIMIT, "", NULL, NULL);
+    if (ck.oom) stc__diags_add(d, 0, 0, "out of memory during type checking");
     free(ck.origins);
     free(ck.fun_failed);
     free(first_thread);

@@ -46,34 +46,34 @@ typedef struct types_ck {
 } types_ck;
 
 /* Constructors; NULL (and ck->oom) when out of memory. */
-ir_type *types_fresh(types_ck *ck);
-ir_type *types_fresh_flag(types_ck *ck, unsigned flags, const char *origin);
-ir_type *types_list(types_ck *ck, ir_type *elem);
-ir_type *types_fun(types_ck *ck, ir_type *arg, ir_type *res);
-ir_type *types_sum(types_ck *ck, ir_type *l, ir_type *r);
-ir_type *types_map(types_ck *ck, ir_type *k, ir_type *v);
+ir_type *stc__types_fresh(types_ck *ck);
+ir_type *stc__types_fresh_flag(types_ck *ck, unsigned flags, const char *origin);
+ir_type *stc__types_list(types_ck *ck, ir_type *elem);
+ir_type *stc__types_fun(types_ck *ck, ir_type *arg, ir_type *res);
+ir_type *stc__types_sum(types_ck *ck, ir_type *l, ir_type *r);
+ir_type *stc__types_map(types_ck *ck, ir_type *k, ir_type *v);
 /* The type of a map builtin's call e (BI_GET .. BI_TO_MAP; types_maps.c). */
-ir_type *types_map_builtin(types_ck *ck, ir_expr *e);
+ir_type *stc__types_map_builtin(types_ck *ck, ir_expr *e);
 /* The tuple of items (n >= 2), the item (n == 1) or unit (n == 0). */
-ir_type *types_pack(types_ck *ck, int n, ir_type **items);
-ir_type *types_tuple_fresh(types_ck *ck, int n);
+ir_type *stc__types_pack(types_ck *ck, int n, ir_type **items);
+ir_type *stc__types_tuple_fresh(types_ck *ck, int n);
 
-int types_unify(types_ck *ck, ir_type *a, ir_type *b);
+int stc__types_unify(types_ck *ck, ir_type *a, ir_type *b);
 /* A copy of t with its generic variables replaced by fresh ones. */
-ir_type *types_instantiate(types_ck *ck, ir_type *t);
+ir_type *stc__types_instantiate(types_ck *ck, ir_type *t);
 /* Marks the free variables of t above level 0 generic. */
-void types_generalize(types_ck *ck, ir_type *t);
+void stc__types_generalize(types_ck *ck, ir_type *t);
 /* Binds the free variables of t: SIZED -> [unit] (str with ORD), NUM/ORD ->
  * int, others -> unit. */
-void types_default(types_ck *ck, ir_type *t);
+void stc__types_default(types_ck *ck, ir_type *t);
 
 /* Reports a failed unification (rc) at loc.  A flag, occurs-check or limit
  * failure has its own message; a plain mismatch uses fmt, which takes two
  * %s: x and y printed with shared variable names.  Returns NULL. */
-ir_type *types_fail(types_ck *ck, ir_loc loc, int rc, const char *fmt, ir_type *x, ir_type *y);
+ir_type *stc__types_fail(types_ck *ck, ir_loc loc, int rc, const char *fmt, ir_type *x, ir_type *y);
 /* Reports an error whose fmt takes one %s: t printed. Returns NULL. */
-ir_type *types_error1(types_ck *ck, ir_loc loc, const char *fmt, ir_type *t);
-void types_error(types_ck *ck, ir_loc loc, const char *fmt, ...)
+ir_type *stc__types_error1(types_ck *ck, ir_loc loc, const char *fmt, ir_type *t);
+void stc__types_error(types_ck *ck, ir_loc loc, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -81,28 +81,28 @@ void types_error(types_ck *ck, ir_loc loc, const char *fmt, ...)
 
 /* Location helpers: e's location, or fallback when it has none; a call's
  * callee name location. */
-ir_loc types_loc(const ir_expr *e, ir_loc fallback);
-ir_loc types_call_loc(const ir_expr *e);
+ir_loc stc__types_loc(const ir_expr *e, ir_loc fallback);
+ir_loc stc__types_call_loc(const ir_expr *e);
 /* name made safe for use inside a format string ('%' dropped, truncated). */
-void types_esc(char *out, size_t n, const char *name);
-/* A malloc'd format for types_fail (NULL when out of memory). */
-char *types_fmt(const char *pattern, ...)
+void stc__types_esc(char *out, size_t n, const char *name);
+/* A malloc'd format for stc__types_fail (NULL when out of memory). */
+char *stc__types_fmt(const char *pattern, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-/* types_fail with a format from types_fmt (freed here; NULL means OOM). */
-ir_type *types_fail_fmt(types_ck *ck, ir_loc loc, int rc, char *fmt, ir_type *x, ir_type *y);
+/* stc__types_fail with a format from stc__types_fmt (freed here; NULL means OOM). */
+ir_type *stc__types_fail_fmt(types_ck *ck, ir_loc loc, int rc, char *fmt, ir_type *x, ir_type *y);
 
 /* The library builtin b's parameter types in[0..arity) and result *res
  * (types_lib.c); false when b is not one, or out of memory. */
-bool types_lib_signature(types_ck *ck, int b, ir_type **in, ir_type **res);
+bool stc__types_lib_signature(types_ck *ck, int b, ir_type **in, ir_type **res);
 
 /* Inference (types.c). */
-ir_type *types_expr(types_ck *ck, ir_expr *e, int depth);
+ir_type *stc__types_expr(types_ck *ck, ir_expr *e, int depth);
 /* Fresh parameter types (unified with annotations) and fn->type = P -> R. */
-bool types_fun_begin(types_ck *ck, ir_fun *fn);
+bool stc__types_fun_begin(types_ck *ck, ir_fun *fn);
 /* Infers fn's body and unifies it with the result type. */
-bool types_fun_body(types_ck *ck, ir_fun *fn, int depth);
+bool stc__types_fun_body(types_ck *ck, ir_fun *fn, int depth);
 
 #endif

@@ -22,7 +22,7 @@ static const char *const lex_names[TOK_COUNT_] = {
     [TOK_SLASH] = "'/'", [TOK_PERCENT] = "'%'", [TOK_ARROW] = "'->'",
 };
 
-const char *lex_kind_name(lex_kind k)
+const char *stc__lex_kind_name(lex_kind k)
 {
     return (unsigned)k < TOK_COUNT_ && lex_names[k] ? lex_names[k] : "token";
 }
@@ -37,7 +37,7 @@ static const struct {
     {"not", TOK_NOT},   {"true", TOK_TRUE},     {"false", TOK_FALSE}, {"init", TOK_INIT},
 };
 
-void lex_init(lexer *lx, const char *src, size_t len, stc_diags *d)
+void stc__lex_init(lexer *lx, const char *src, size_t len, stc_diags *d)
 {
     memset(lx, 0, sizeof *lx);
     lx->src = src ? src : "";
@@ -78,7 +78,7 @@ static void lex_error(lexer *lx, int line, int col, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    diags_vadd(lx->d, line, col, fmt, ap);
+    stc__diags_vadd(lx->d, line, col, fmt, ap);
     va_end(ap);
     lx->errors++;
 }
@@ -319,7 +319,7 @@ static void lex_string(lexer *lx, lex_token *t)
     t->len = lx->pos - t->start;
 }
 
-void lex_string_value(const lexer *lx, const lex_token *t, buf *b)
+void stc__lex_string_value(const lexer *lx, const lex_token *t, buf *b)
 {
     const char *s = lx->src;
     size_t i = t->start + 1, end = t->start + t->len;
@@ -329,7 +329,7 @@ void lex_string_value(const lexer *lx, const lex_token *t, buf *b)
         if (c != '\\') {
             size_t j = i;
             while (j < end && s[j] != '"' && s[j] != '\\') j++;
-            buf_put(b, s + i, j - i);
+            stc__buf_put(b, s + i, j - i);
             i = j;
             continue;
         }
@@ -337,20 +337,20 @@ void lex_string_value(const lexer *lx, const lex_token *t, buf *b)
         char e = s[i + 1];
         i += 2;
         switch (e) {
-        case 'n': buf_putc(b, '\n'); break;
-        case 't': buf_putc(b, '\t'); break;
-        case 'r': buf_putc(b, '\r'); break;
-        case '0': buf_putc(b, '\0'); break;
+        case 'n': stc__buf_putc(b, '\n'); break;
+        case 't': stc__buf_putc(b, '\t'); break;
+        case 'r': stc__buf_putc(b, '\r'); break;
+        case '0': stc__buf_putc(b, '\0'); break;
         case 'x':
             if (i + 1 < end && lex_is_hex((unsigned char)s[i]) && lex_is_hex((unsigned char)s[i + 1])) {
-                buf_putc(b, (char)(lex_hex_value((unsigned char)s[i]) * 16 +
+                stc__buf_putc(b, (char)(lex_hex_value((unsigned char)s[i]) * 16 +
                                    lex_hex_value((unsigned char)s[i + 1])));
                 i += 2;
             } else {
-                buf_putc(b, 'x'); /* already reported */
+                stc__buf_putc(b, 'x'); /* already reported */
             }
             break;
-        default: buf_putc(b, e); break; /* \\ \" and reported invalid escapes */
+        default: stc__buf_putc(b, e); break; /* \\ \" and reported invalid escapes */
         }
     }
 }
@@ -421,7 +421,7 @@ static lex_kind lex_punct(lexer *lx, int c)
 
 static lex_token lex_scan(lexer *lx);
 
-lex_token lex_next(lexer *lx)
+lex_token stc__lex_next(lexer *lx)
 {
     lex_token t = lex_scan(lx);
     if (t.kind == TOK_EOF) {

@@ -1,6 +1,6 @@
 /* lexer.h - STCLang tokens.
  *
- * The lexer works on demand (one token per lex_next call) over a byte
+ * The lexer works on demand (one token per stc__lex_next call) over a byte
  * buffer that need not be NUL-terminated.  It never allocates except for a
  * temporary copy of a very long float literal.  Every malformed input is
  * reported to the diagnostics with its line and column and the lexer goes
@@ -88,14 +88,14 @@ typedef struct lexer {
     bool oom;
 } lexer;
 
-void lex_init(lexer *lx, const char *src, size_t len, stc_diags *d);
-lex_token lex_next(lexer *lx);
+void stc__lex_init(lexer *lx, const char *src, size_t len, stc_diags *d);
+lex_token stc__lex_next(lexer *lx);
 
 /* Appends the decoded bytes of a TOK_STRING token to b (check buf_ok). */
-void lex_string_value(const lexer *lx, const lex_token *t, buf *b);
+void stc__lex_string_value(const lexer *lx, const lex_token *t, buf *b);
 
 /* A short description of a token kind for messages: "'('", "'in'",
  * "identifier", "end of input". */
-const char *lex_kind_name(lex_kind k);
+const char *stc__lex_kind_name(lex_kind k);
 
 #endif

@@ -1,17 +1,17 @@
 /* parse.h - internals shared by the parser files (parser.c: declarations
- * and entry points, parse_expr.c: expressions and patterns, parse_type.c:
+ * and entry points, stc__parse_expr.c: expressions and patterns, stc__parse_type.c:
  * types).
  *
  * Error strategy: a parse function returns NULL after a syntax error (or
  * out of memory) and every caller passes the NULL up, so one declaration
- * gives at most one syntax error; lang_parse then skips to the next token
+ * gives at most one syntax error; stc__lang_parse then skips to the next token
  * that starts a declaration at column 1.  A syntax error that directly
  * follows a lexer error which broke the token stream (skipped bytes, a
  * broken string) is not reported: the lexer's message is the cause.
  *
- * Nesting: every recursive parse function enters through parse_enter, so
+ * Nesting: every recursive parse function enters through stc__parse_enter, so
  * the parser's own recursion stays below IR_MAX_DEPTH; operator chains are
- * built by loops, so after each declaration parse_check_expr/type measure
+ * built by loops, so after each declaration stc__parse_check_expr/type measure
  * the height of what was built (with bounded recursion) and reject trees
  * higher than IR_MAX_DEPTH.  A chain of binary operators counts as one
  * level however long: later passes recurse freely except down a chain's
@@ -40,40 +40,40 @@ typedef struct parser {
     int desync_mark;    /* lexer desyncs when the current declaration began */
 } parser;
 
-void parse_init(parser *ps, ir_program *p, const char *src, size_t len, stc_diags *d);
-void parse_advance(parser *ps);
-const lex_token *parse_peek(parser *ps);
-bool parse_accept(parser *ps, lex_kind k);
+void stc__parse_init(parser *ps, ir_program *p, const char *src, size_t len, stc_diags *d);
+void stc__parse_advance(parser *ps);
+const lex_token *stc__parse_peek(parser *ps);
+bool stc__parse_accept(parser *ps, lex_kind k);
 /* Consumes a token of kind k, or reports "expected WHAT, found X". */
-bool parse_expect(parser *ps, lex_kind k, const char *what);
+bool stc__parse_expect(parser *ps, lex_kind k, const char *what);
 
-void parse_error_at(parser *ps, int line, int col, const char *fmt, ...)
+void stc__parse_error_at(parser *ps, int line, int col, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
 /* "expected WHAT, found X" at the current token; always returns NULL. */
-void *parse_expected(parser *ps, const char *what);
-void *parse_nomem(parser *ps);
+void *stc__parse_expected(parser *ps, const char *what);
+void *stc__parse_nomem(parser *ps);
 
 static inline ir_loc parse_loc(const lex_token *t) { return (ir_loc){t->line, t->col}; }
 /* The token's text copied into the program arena (NULL: OOM, reported). */
-char *parse_text(parser *ps, const lex_token *t);
-bool parse_is_ident(parser *ps, const lex_token *t, const char *word);
+char *stc__parse_text(parser *ps, const lex_token *t);
+bool stc__parse_is_ident(parser *ps, const lex_token *t, const char *word);
 /* Grows an arena array of *cap elements holding n to fit one more. */
-void *parse_grow(parser *ps, void *arr, int n, int *cap, size_t elem);
+void *stc__parse_grow(parser *ps, void *arr, int n, int *cap, size_t elem);
 
 /* Recursion guard: false (error reported) when nested too deeply. Every
- * successful parse_enter is paired with parse_leave. */
-bool parse_enter(parser *ps, const char *what);
+ * successful stc__parse_enter is paired with parse_leave. */
+bool stc__parse_enter(parser *ps, const char *what);
 static inline void parse_leave(parser *ps) { ps->depth--; }
 
 /* Height checks of finished trees; false (error reported) when too high.
  * Types carry no location: loc is where the type began. */
-bool parse_check_expr(parser *ps, const ir_expr *e);
-bool parse_check_type(parser *ps, const ir_type *t, ir_loc loc);
+bool stc__parse_check_expr(parser *ps, const ir_expr *e);
+bool stc__parse_check_type(parser *ps, const ir_type *t, ir_loc loc);
 
-ir_expr *parse_expr(parser *ps);
-ir_type *parse_type(parser *ps);
+ir_expr *stc__parse_expr(parser *ps);
+ir_type *stc__parse_type(parser *ps);
 
 #endif

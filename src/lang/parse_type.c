@@ -1,4 +1,4 @@
-/* parse_type.c - STCLang types (annotations and stc_thread_def types).
+/* stc__parse_type.c - STCLang types (annotations and stc_thread_def types).
  *
  *   type := sum ['->' type]          right-associative, loosest
  *   sum  := atom {'+' atom}          left-associative
@@ -14,8 +14,8 @@
 
 static ir_type *parse_type_node(parser *ps, ir_type_kind kind, int n)
 {
-    ir_type *t = ir_type_new(ps->p, kind, n);
-    return t ? t : parse_nomem(ps);
+    ir_type *t = stc__ir_type_new(ps->p, kind, n);
+    return t ? t : stc__parse_nomem(ps);
 }
 
 static bool parse_type_has_fun(const ir_type *t)
@@ -30,14 +30,14 @@ static bool parse_type_has_fun(const ir_type *t)
  * (keys are compared and ordered). */
 static ir_type *parse_type_map(parser *ps)
 {
-    parse_advance(ps);
+    stc__parse_advance(ps);
     ir_loc kloc = parse_loc(&ps->tok);
-    ir_type *k = parse_type(ps);
-    if (!k || !parse_expect(ps, TOK_COLON, "':' after the map key type")) return NULL;
-    ir_type *v = parse_type(ps);
-    if (!v || !parse_expect(ps, TOK_RBRACE, "'}' after the map value type")) return NULL;
+    ir_type *k = stc__parse_type(ps);
+    if (!k || !stc__parse_expect(ps, TOK_COLON, "':' after the map key type")) return NULL;
+    ir_type *v = stc__parse_type(ps);
+    if (!v || !stc__parse_expect(ps, TOK_RBRACE, "'}' after the map value type")) return NULL;
     if (parse_type_has_fun(k)) {
-        parse_error_at(ps, kloc.line, kloc.col, "a map key type cannot contain a function");
+        stc__parse_error_at(ps, kloc.line, kloc.col, "a map key type cannot contain a function");
         return NULL;
     }
     ir_type *m = parse_type_node(ps, TY_MAP, 2);
@@ -57,34 +57,34 @@ static ir_type *parse_type_atom(parser *ps)
     lex_token *t = &ps->tok;
     if (t->kind == TOK_IDENT) {
         for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
-            if (parse_is_ident(ps, t, scalars[i].name)) {
-                parse_advance(ps);
+            if (stc__parse_is_ident(ps, t, scalars[i].name)) {
+                stc__parse_advance(ps);
                 return parse_type_node(ps, scalars[i].kind, 0);
             }
         }
-        parse_error_at(ps, t->line, t->col, "unknown type '%.*s'", t->len > 40 ? 40 : (int)t->len,
+        stc__parse_error_at(ps, t->line, t->col, "unknown type '%.*s'", t->len > 40 ? 40 : (int)t->len,
                        ps->lx.src + t->start);
         return NULL;
     }
-    if (parse_accept(ps, TOK_LBRACKET)) {
-        ir_type *elem = parse_type(ps);
-        if (!elem || !parse_expect(ps, TOK_RBRACKET, "']' after the list element type")) return NULL;
+    if (stc__parse_accept(ps, TOK_LBRACKET)) {
+        ir_type *elem = stc__parse_type(ps);
+        if (!elem || !stc__parse_expect(ps, TOK_RBRACKET, "']' after the list element type")) return NULL;
         ir_type *l = parse_type_node(ps, TY_LIST, 1);
         if (l) l->args[0] = elem;
         return l;
     }
     if (t->kind == TOK_LBRACE) return parse_type_map(ps);
-    if (!parse_accept(ps, TOK_LPAREN)) return parse_expected(ps, "a type");
+    if (!stc__parse_accept(ps, TOK_LPAREN)) return stc__parse_expected(ps, "a type");
     ir_type **items = NULL;
     int n = 0, cap = 0;
     for (;;) {
-        ir_type *item = parse_type(ps);
+        ir_type *item = stc__parse_type(ps);
         if (!item) return NULL;
-        if (!(items = parse_grow(ps, items, n, &cap, sizeof *items))) return NULL;
+        if (!(items = stc__parse_grow(ps, items, n, &cap, sizeof *items))) return NULL;
         items[n++] = item;
-        if (!parse_accept(ps, TOK_COMMA)) break;
+        if (!stc__parse_accept(ps, TOK_COMMA)) break;
     }
-    if (!parse_expect(ps, TOK_RPAREN, n > 1 ? "')' after the tuple types" : "')' after the type"))
+    if (!stc__parse_expect(ps, TOK_RPAREN, n > 1 ? "')' after the tuple types" : "')' after the type"))
         return NULL;
     if (n == 1) return items[0]; /* (T) is T */
     ir_type *tup = parse_type_node(ps, TY_TUPLE, n);
@@ -95,7 +95,7 @@ static ir_type *parse_type_atom(parser *ps)
 static ir_type *parse_type_sum(parser *ps)
 {
     ir_type *a = parse_type_atom(ps);
-    while (a && parse_accept(ps, TOK_PLUS)) {
+    while (a && stc__parse_accept(ps, TOK_PLUS)) {
         ir_type *b = parse_type_atom(ps);
         if (!b) return NULL;
         ir_type *s = parse_type_node(ps, TY_SUM, 2);
@@ -107,12 +107,12 @@ static ir_type *parse_type_sum(parser *ps)
     return a;
 }
 
-ir_type *parse_type(parser *ps)
+ir_type *stc__parse_type(parser *ps)
 {
-    if (!parse_enter(ps, "type")) return NULL;
+    if (!stc__parse_enter(ps, "type")) return NULL;
     ir_type *t = parse_type_sum(ps);
-    if (t && parse_accept(ps, TOK_ARROW)) {
-        ir_type *r = parse_type(ps);
+    if (t && stc__parse_accept(ps, TOK_ARROW)) {
+        ir_type *r = stc__parse_type(ps);
         ir_type *f = r ? parse_type_node(ps, TY_FUN, 2) : NULL;
         if (f) {
             f->args[0] = t;
@@ -124,19 +124,19 @@ ir_type *parse_type(parser *ps)
     return t;
 }
 
-ir_type *lang_parse_type(ir_program *p, const char *text, stc_diags *d)
+ir_type *stc__lang_parse_type(ir_program *p, const char *text, stc_diags *d)
 {
     if (!p) return NULL;
     if (!text) {
-        diags_add(d, 1, 1, "expected a type, found nothing");
+        stc__diags_add(d, 1, 1, "expected a type, found nothing");
         return NULL;
     }
     parser ps;
-    parse_init(&ps, p, text, strlen(text), d);
+    stc__parse_init(&ps, p, text, strlen(text), d);
     ir_loc loc = parse_loc(&ps.tok);
-    ir_type *t = parse_type(&ps);
-    if (t && ps.tok.kind != TOK_EOF) parse_expected(&ps, "end of the type");
-    if (t && !ps.failed) parse_check_type(&ps, t, loc);
+    ir_type *t = stc__parse_type(&ps);
+    if (t && ps.tok.kind != TOK_EOF) stc__parse_expected(&ps, "end of the type");
+    if (t && !ps.failed) stc__parse_check_type(&ps, t, loc);
     if (ps.failed || ps.oom || ps.lx.errors || ps.lx.oom) return NULL;
     return t;
 }

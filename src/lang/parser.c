@@ -1,4 +1,4 @@
-/* parser.c - STCLang declarations and lang_parse (DESIGN.md 3).
+/* parser.c - STCLang declarations and stc__lang_parse (DESIGN.md 3).
  *
  *   program := { decl }
  *   decl    := 'fun' NAME '(' [param {',' param}] ')' [':' type] '=' expr
@@ -7,7 +7,7 @@
  *   param   := NAME [':' type]
  *
  * Only syntax is checked here: names, duplicates and arities are
- * ir_resolve's job.  A declaration with an error is dropped and parsing
+ * stc__ir_resolve's job.  A declaration with an error is dropped and parsing
  * resumes at the next `fun`, `thread` or `main =` in column 1.
  */
 #include <string.h>
@@ -18,7 +18,7 @@
 /* `main` followed by `=` */
 static bool parse_at_main(parser *ps)
 {
-    return parse_is_ident(ps, &ps->tok, "main") && parse_peek(ps)->kind == TOK_ASSIGN;
+    return stc__parse_is_ident(ps, &ps->tok, "main") && stc__parse_peek(ps)->kind == TOK_ASSIGN;
 }
 
 static bool parse_at_decl_col1(parser *ps)
@@ -30,66 +30,66 @@ static bool parse_at_decl_col1(parser *ps)
 /* An expression that ends a declaration, with its height checked. */
 static ir_expr *parse_decl_expr(parser *ps)
 {
-    ir_expr *e = parse_expr(ps);
-    if (e && !parse_check_expr(ps, e)) return NULL;
+    ir_expr *e = stc__parse_expr(ps);
+    if (e && !stc__parse_check_expr(ps, e)) return NULL;
     return e;
 }
 
 static ir_type *parse_annot(parser *ps)
 {
     ir_loc loc = parse_loc(&ps->tok);
-    ir_type *t = parse_type(ps);
-    if (t && !parse_check_type(ps, t, loc)) return NULL;
+    ir_type *t = stc__parse_type(ps);
+    if (t && !stc__parse_check_type(ps, t, loc)) return NULL;
     return t;
 }
 
 static void parse_fun(parser *ps)
 {
-    parse_advance(ps); /* fun */
+    stc__parse_advance(ps); /* fun */
     if (ps->tok.kind != TOK_IDENT) {
-        parse_expected(ps, "a function name after 'fun'");
+        stc__parse_expected(ps, "a function name after 'fun'");
         return;
     }
     lex_token name_tok = ps->tok;
-    char *name = parse_text(ps, &name_tok);
+    char *name = stc__parse_text(ps, &name_tok);
     if (!name) return;
-    parse_advance(ps);
-    if (!parse_expect(ps, TOK_LPAREN, "'(' after the function name")) return;
+    stc__parse_advance(ps);
+    if (!stc__parse_expect(ps, TOK_LPAREN, "'(' after the function name")) return;
     ir_var **params = NULL;
     ir_type **annots = NULL;
     int n = 0, cap = 0, acap = 0;
-    if (!parse_accept(ps, TOK_RPAREN)) {
+    if (!stc__parse_accept(ps, TOK_RPAREN)) {
         for (;;) {
             if (ps->tok.kind != TOK_IDENT && ps->tok.kind != TOK_UNDERSCORE) { /* `_`: unused */
-                parse_expected(ps, "a parameter name");
+                stc__parse_expected(ps, "a parameter name");
                 return;
             }
-            char *pname = parse_text(ps, &ps->tok);
-            ir_var *v = pname ? ir_var_new(ps->p, pname, parse_loc(&ps->tok)) : NULL;
+            char *pname = stc__parse_text(ps, &ps->tok);
+            ir_var *v = pname ? stc__ir_var_new(ps->p, pname, parse_loc(&ps->tok)) : NULL;
             if (!v) {
-                parse_nomem(ps);
+                stc__parse_nomem(ps);
                 return;
             }
-            parse_advance(ps);
+            stc__parse_advance(ps);
             ir_type *annot = NULL;
-            if (parse_accept(ps, TOK_COLON) && !(annot = parse_annot(ps))) return;
-            if (!(params = parse_grow(ps, params, n, &cap, sizeof *params))) return;
-            if (!(annots = parse_grow(ps, annots, n, &acap, sizeof *annots))) return;
+            if (stc__parse_accept(ps, TOK_COLON) && !(annot = parse_annot(ps))) return;
+            if (!(params = stc__parse_grow(ps, params, n, &cap, sizeof *params))) return;
+            if (!(annots = stc__parse_grow(ps, annots, n, &acap, sizeof *annots))) return;
             params[n] = v;
             annots[n++] = annot;
-            if (parse_accept(ps, TOK_COMMA)) continue;
-            if (!parse_expect(ps, TOK_RPAREN, "',' or ')' after a parameter")) return;
+            if (stc__parse_accept(ps, TOK_COMMA)) continue;
+            if (!stc__parse_expect(ps, TOK_RPAREN, "',' or ')' after a parameter")) return;
             break;
         }
     }
     ir_type *ret = NULL;
-    if (parse_accept(ps, TOK_COLON) && !(ret = parse_annot(ps))) return;
-    if (!parse_expect(ps, TOK_ASSIGN, "'=' before the function body")) return;
+    if (stc__parse_accept(ps, TOK_COLON) && !(ret = parse_annot(ps))) return;
+    if (!stc__parse_expect(ps, TOK_ASSIGN, "'=' before the function body")) return;
     ir_expr *body = parse_decl_expr(ps);
     if (!body) return;
-    ir_fun *f = ir_fun_new(ps->p, name, parse_loc(&name_tok), n);
+    ir_fun *f = stc__ir_fun_new(ps->p, name, parse_loc(&name_tok), n);
     if (!f) {
-        parse_nomem(ps);
+        stc__parse_nomem(ps);
         return;
     }
     for (int i = 0; i < n; i++) {
@@ -98,41 +98,41 @@ static void parse_fun(parser *ps)
     }
     f->ret_annot = ret;
     f->body = body;
-    if (ir_add_fun(ps->p, f) != 0) parse_nomem(ps);
+    if (stc__ir_add_fun(ps->p, f) != 0) stc__parse_nomem(ps);
 }
 
 static void parse_thread(parser *ps)
 {
-    parse_advance(ps); /* thread */
+    stc__parse_advance(ps); /* thread */
     if (ps->tok.kind != TOK_IDENT) {
-        parse_expected(ps, "a thread name after 'thread'");
+        stc__parse_expected(ps, "a thread name after 'thread'");
         return;
     }
-    ir_thread *t = ir_thread_new(ps->p, "", parse_loc(&ps->tok));
-    if (!t || !(t->name = parse_text(ps, &ps->tok))) {
-        parse_nomem(ps);
+    ir_thread *t = stc__ir_thread_new(ps->p, "", parse_loc(&ps->tok));
+    if (!t || !(t->name = stc__parse_text(ps, &ps->tok))) {
+        stc__parse_nomem(ps);
         return;
     }
-    parse_advance(ps);
-    if (!parse_expect(ps, TOK_ASSIGN, "'=' after the thread name")) return;
+    stc__parse_advance(ps);
+    if (!stc__parse_expect(ps, TOK_ASSIGN, "'=' after the thread name")) return;
     if (ps->tok.kind != TOK_IDENT) {
-        parse_expected(ps, "the name of the thread's function after '='");
+        stc__parse_expected(ps, "the name of the thread's function after '='");
         return;
     }
     t->target_loc = parse_loc(&ps->tok);
-    if (!(t->target = parse_text(ps, &ps->tok))) return;
-    parse_advance(ps);
-    if (parse_accept(ps, TOK_INIT) && !(t->init = parse_decl_expr(ps))) return;
-    if (ir_add_thread(ps->p, t) != 0) parse_nomem(ps);
+    if (!(t->target = stc__parse_text(ps, &ps->tok))) return;
+    stc__parse_advance(ps);
+    if (stc__parse_accept(ps, TOK_INIT) && !(t->init = parse_decl_expr(ps))) return;
+    if (stc__ir_add_thread(ps->p, t) != 0) stc__parse_nomem(ps);
 }
 
 static void parse_main(parser *ps)
 {
     ir_loc loc = parse_loc(&ps->tok);
-    parse_advance(ps); /* main */
-    if (!parse_expect(ps, TOK_ASSIGN, "'=' after 'main'")) return;
+    stc__parse_advance(ps); /* main */
+    if (!stc__parse_expect(ps, TOK_ASSIGN, "'=' after 'main'")) return;
     if (ps->p->main) {
-        parse_error_at(ps, loc.line, loc.col, "'main' is already defined at %d:%d",
+        stc__parse_error_at(ps, loc.line, loc.col, "'main' is already defined at %d:%d",
                        ps->p->main_loc.line, ps->p->main_loc.col);
         return;
     }
@@ -146,8 +146,8 @@ static void parse_decl(parser *ps)
 {
     if (ps->tok.kind == TOK_FUN) parse_fun(ps);
     else if (ps->tok.kind == TOK_THREAD) parse_thread(ps);
-    else if (parse_is_ident(ps, &ps->tok, "main")) parse_main(ps);
-    else parse_expected(ps, "a declaration ('fun', 'thread' or 'main =')");
+    else if (stc__parse_is_ident(ps, &ps->tok, "main")) parse_main(ps);
+    else stc__parse_expected(ps, "a declaration ('fun', 'thread' or 'main =')");
 }
 
 /* Without a `main = e` declaration, `fun main(xs) = e` is main, taking
@@ -156,16 +156,16 @@ static void parse_decl(parser *ps)
 static void parse_fun_main(parser *ps)
 {
     ir_program *p = ps->p;
-    int i = ir_find_fun(p, "main");
+    int i = stc__ir_find_fun(p, "main");
     if (p->main || i < 0) return;
     ir_fun *f = p->funs[i];
     if (f->nparams > 1) {
-        parse_error_at(ps, f->loc.line, f->loc.col,
+        stc__parse_error_at(ps, f->loc.line, f->loc.col,
                        "'main' takes at most one parameter (its input stream), not %d", f->nparams);
         return;
     }
     if (f->ret_annot || (f->nparams == 1 && f->param_annots[0])) {
-        parse_error_at(ps, f->loc.line, f->loc.col, "'main' takes no type annotations");
+        stc__parse_error_at(ps, f->loc.line, f->loc.col, "'main' takes no type annotations");
         return;
     }
     p->main = f->body;
@@ -175,13 +175,13 @@ static void parse_fun_main(parser *ps)
     p->nfuns--;
 }
 
-ir_program *lang_parse(const char *src, size_t len, const char *file, const stc_env *env,
+ir_program *stc__lang_parse(const char *src, size_t len, const char *file, const stc_env *env,
                        stc_diags *d)
 {
-    ir_program *p = ir_program_new(file, env);
+    ir_program *p = stc__ir_program_new(file, env);
     if (!p) return NULL;
     parser ps;
-    parse_init(&ps, p, src, len, d);
+    stc__parse_init(&ps, p, src, len, d);
     while (ps.tok.kind != TOK_EOF && !ps.oom) {
         ps.failed = false;
         ps.depth = 0;
@@ -190,10 +190,10 @@ ir_program *lang_parse(const char *src, size_t len, const char *file, const stc_
         if (!ps.failed) continue;
         /* Skip the rest of the broken declaration; the token where the
          * error was found may itself start the next one. */
-        while (ps.tok.kind != TOK_EOF && !ps.oom && !parse_at_decl_col1(&ps)) parse_advance(&ps);
+        while (ps.tok.kind != TOK_EOF && !ps.oom && !parse_at_decl_col1(&ps)) stc__parse_advance(&ps);
     }
     if (ps.oom || ps.lx.oom) {
-        ir_program_free(p);
+        stc__ir_program_free(p);
         return NULL;
     }
     parse_fun_main(&ps);

@@ -46,7 +46,7 @@ static void sched_perturb(const sched_job *job, uint64_t *rng)
     }
 }
 
-uint64_t sched_now_ns(void)
+uint64_t stc__sched_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -155,7 +155,7 @@ static void sched_stage_next(sched_pool *pool, sched_job *job, int s)
     if (ss->pending && ss->pending->seq == ss->next_seq) {
         sched_batch *nb = ss->pending;
         ss->pending = nb->next;
-        if (job->pl->wait_ns) job->pl->wait_ns[s] += sched_now_ns() - nb->queued_at;
+        if (job->pl->wait_ns) job->pl->wait_ns[s] += stc__sched_now_ns() - nb->queued_at;
         sched_push_ready(pool, job, nb);
     }
 }
@@ -206,7 +206,7 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
         }
         bool serial = pl->serial[s];
         if (serial && job->stages[s].next_seq != b->seq) {
-            if (pl->wait_ns) b->queued_at = sched_now_ns();
+            if (pl->wait_ns) b->queued_at = stc__sched_now_ns();
             sched_pending_insert(&job->stages[s], b);
             return;
         }
@@ -238,7 +238,7 @@ static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worke
     if (atomic_load_explicit(&job->stop_seq, memory_order_relaxed) != UINT64_MAX) {
         job->input_done = true;
         /* If nothing is in flight the job is complete now: parked workers
-         * must hear it, or sched_run would wait for them forever. */
+         * must hear it, or stc__sched_run would wait for them forever. */
         if (sched_job_done(job)) pthread_cond_broadcast(&pool->work);
         return NULL;
     }
@@ -299,15 +299,15 @@ static void sched_job_loop(sched_pool *pool, sched_job *job, int worker)
         if (changed || job->ready_head || sched_job_done(job)) continue;
         if (!job->input_done && !job->source_busy && job->free_list) continue;
         job->nparked++;
-        uint64_t t0 = job->pl->on_idle ? sched_now_ns() : 0;
+        uint64_t t0 = job->pl->on_idle ? stc__sched_now_ns() : 0;
         if (job->pl->watchdog_ms > 0) pthread_cond_timedwait(&pool->work, &pool->lock, &job->deadline);
         else pthread_cond_wait(&pool->work, &pool->lock);
-        if (job->pl->on_idle) job->pl->on_idle(job->pl->ud, worker, t0, sched_now_ns());
+        if (job->pl->on_idle) job->pl->on_idle(job->pl->ud, worker, t0, stc__sched_now_ns());
         job->nparked--;
     }
 }
 
-void sched_job_work(sched_pool *pool, sched_job *job, int worker)
+void stc__sched_job_work(sched_pool *pool, sched_job *job, int worker)
 {
     if (job->pl->on_worker) job->pl->on_worker(job->pl->ud, worker, true);
     sched_job_loop(pool, job, worker);

@@ -54,14 +54,14 @@ static void *sched_thread_main(void *argp)
         if (pool->shutdown) break;
         seen = pool->job_gen;
         pool->busy++;
-        sched_job_work(pool, pool->job, arg.worker);
+        stc__sched_job_work(pool, pool->job, arg.worker);
         if (--pool->busy == 0) pthread_cond_broadcast(&pool->idle);
     }
     pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
-sched_pool *sched_pool_new(int nworkers)
+sched_pool *stc__sched_pool_new(int nworkers)
 {
     if (nworkers < 1) return NULL;
     sched_pool *pool = calloc(1, sizeof *pool);
@@ -89,11 +89,11 @@ sched_pool *sched_pool_new(int nworkers)
     }
     if (nworkers > 1) {
         pool->threads = calloc((size_t)nworkers - 1, sizeof *pool->threads);
-        if (!pool->threads) { sched_pool_free(pool); return NULL; }
+        if (!pool->threads) { stc__sched_pool_free(pool); return NULL; }
     }
     for (int i = 1; i < nworkers; i++) {
         sched_thread_arg *arg = malloc(sizeof *arg);
-        if (!arg) { sched_pool_free(pool); return NULL; }
+        if (!arg) { stc__sched_pool_free(pool); return NULL; }
 #if defined(__linux__)
         *arg = (sched_thread_arg){pool, i, sched_getcpu()};
 #else
@@ -101,7 +101,7 @@ sched_pool *sched_pool_new(int nworkers)
 #endif
         if (pthread_create(&pool->threads[pool->nthreads], NULL, sched_thread_main, arg) != 0) {
             free(arg);
-            sched_pool_free(pool);
+            stc__sched_pool_free(pool);
             return NULL;
         }
         pool->nthreads++;
@@ -109,7 +109,7 @@ sched_pool *sched_pool_new(int nworkers)
     return pool;
 }
 
-void sched_pool_free(sched_pool *pool)
+void stc__sched_pool_free(sched_pool *pool)
 {
     if (!pool) return;
     pthread_mutex_lock(&pool->lock);
@@ -124,9 +124,9 @@ void sched_pool_free(sched_pool *pool)
     free(pool);
 }
 
-int sched_pool_workers(const sched_pool *pool) { return pool ? pool->nworkers : 0; }
+int stc__sched_pool_workers(const sched_pool *pool) { return pool ? pool->nworkers : 0; }
 
-int sched_run(sched_pool *pool, const sched_pipeline *pl)
+int stc__sched_run(sched_pool *pool, const sched_pipeline *pl)
 {
     if (!pool || !pl || pl->nstages < 0 || pl->max_batches < 1 || !pl->source || !pl->release) return -1;
     sched_job job = {.pl = pl};
@@ -160,7 +160,7 @@ int sched_run(sched_pool *pool, const sched_pipeline *pl)
     pool->job = &job;
     pool->job_gen++;
     if (pool->nthreads) pthread_cond_broadcast(&pool->work);
-    sched_job_work(pool, &job, 0);
+    stc__sched_job_work(pool, &job, 0);
     /* The job is complete; wait until every pool thread has left it. */
     while (pool->busy > 0) pthread_cond_wait(&pool->idle, &pool->lock);
     pool->job = NULL;

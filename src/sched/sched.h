@@ -24,9 +24,9 @@
 typedef struct sched_pool sched_pool;
 
 /* nworkers >= 1. NULL when out of memory or a thread cannot be created. */
-sched_pool *sched_pool_new(int nworkers);
-void sched_pool_free(sched_pool *pool); /* NULL is a no-op */
-int sched_pool_workers(const sched_pool *pool);
+sched_pool *stc__sched_pool_new(int nworkers);
+void stc__sched_pool_free(sched_pool *pool); /* NULL is a no-op */
+int stc__sched_pool_workers(const sched_pool *pool);
 
 typedef struct sched_batch {
     uint64_t seq;        /* 0, 1, 2 ... in input order */
@@ -85,13 +85,13 @@ typedef struct sched_pipeline {
 } sched_pipeline;
 
 /* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t sched_now_ns(void);
+uint64_t stc__sched_now_ns(void);
 
 #define SCHED_SOURCE_STOP (-1)
 
 /* Runs the pipeline to completion on the pool; the caller's thread works
  * as worker 0. Returns 0, or -1 if out of memory before anything ran.
  * Not reentrant on one pool: one pipeline at a time. */
-int sched_run(sched_pool *pool, const sched_pipeline *pl);
+int stc__sched_run(sched_pool *pool, const sched_pipeline *pl);
 
 #endif

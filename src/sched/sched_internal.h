@@ -47,6 +47,6 @@ struct sched_pool {
 
 /* Works on the job until it is complete. Called with pool->lock held;
  * returns with it held. */
-void sched_job_work(sched_pool *pool, sched_job *job, int worker);
+void stc__sched_job_work(sched_pool *pool, sched_job *job, int worker);
 
 #endif

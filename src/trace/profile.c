@@ -14,7 +14,7 @@
 
 #include "util/buf.h"
 
-void profile_free(result_profile *pf)
+void stc__profile_free(result_profile *pf)
 {
     if (!pf) return;
     for (size_t i = 0; i < pf->nstrings; i++) free(pf->strings[i]);
@@ -44,7 +44,7 @@ static double profile_outside_ms(const result_profile *pf)
     return out > 0 ? out : 0;
 }
 
-double profile_predict_ms(const result_profile *pf, int workers)
+double stc__profile_predict_ms(const result_profile *pf, int workers)
 {
     if (!pf || workers < 1) return 0;
     double t = profile_outside_ms(pf);
@@ -57,17 +57,17 @@ double profile_predict_ms(const result_profile *pf, int workers)
     return t;
 }
 
-double profile_predict(const result_profile *pf, int workers)
+double stc__profile_predict(const result_profile *pf, int workers)
 {
-    double one = profile_predict_ms(pf, 1), many = profile_predict_ms(pf, workers);
+    double one = stc__profile_predict_ms(pf, 1), many = stc__profile_predict_ms(pf, workers);
     return many > 0 ? one / many : 0;
 }
 
-char *profile_format(const result_profile *pf)
+char *stc__profile_format(const result_profile *pf)
 {
     if (!pf) return NULL;
     buf b = BUF_INIT;
-    buf_printf(&b, "profile: %d worker%s, %.3f ms wall, %d pipeline%s\n", pf->workers, pf->workers == 1 ? "" : "s",
+    stc__buf_printf(&b, "profile: %d worker%s, %.3f ms wall, %d pipeline%s\n", pf->workers, pf->workers == 1 ? "" : "s",
                pf->wall_ms, pf->npipelines, pf->npipelines == 1 ? "" : "s");
     for (int p = 0; p < pf->npipelines; p++) {
         double work, span, total = 0;
@@ -83,37 +83,37 @@ char *profile_format(const result_profile *pf)
                 bottleneck = s;
         }
         if (!first) continue;
-        buf_printf(&b, "\npipeline %d: smap at %s, %.3f ms wall, work %.3f ms\n", p, first->smap,
+        stc__buf_printf(&b, "\npipeline %d: smap at %s, %.3f ms wall, work %.3f ms\n", p, first->smap,
                    pf->pipeline_wall_ms[p], work);
-        buf_printf(&b, "  %-28s %-26s %10s %10s %6s %10s %10s\n", "stage", "kind", "items", "busy ms", "share",
+        stc__buf_printf(&b, "  %-28s %-26s %10s %10s %6s %10s %10s\n", "stage", "kind", "items", "busy ms", "share",
                    "us/item", "queued ms");
         for (size_t i = 0; i < pf->nstages; i++) {
             const stc_stage_profile *s = &pf->stages[i];
             if (s->pipeline != p) continue;
             buf name = BUF_INIT;
-            buf_printf(&name, "%s (line %d)", s->name, s->line);
-            char *label = buf_take(&name);
-            buf_printf(&b, "  %-28s %-26s %10lld %10.3f %5.1f%% %10.3f %10.3f\n", label ? label : s->name, s->kind,
+            stc__buf_printf(&name, "%s (line %d)", s->name, s->line);
+            char *label = stc__buf_take(&name);
+            stc__buf_printf(&b, "  %-28s %-26s %10lld %10.3f %5.1f%% %10.3f %10.3f\n", label ? label : s->name, s->kind,
                        s->items, s->busy_ms, total > 0 ? 100.0 * s->busy_ms / total : 0.0,
                        s->items > 0 ? 1000.0 * s->busy_ms / (double)s->items : 0.0, s->queued_ms);
             free(label);
         }
         if (bottleneck)
-            buf_printf(&b, "  bottleneck: %s (line %d), %s: %s\n", bottleneck->name, bottleneck->line,
+            stc__buf_printf(&b, "  bottleneck: %s (line %d), %s: %s\n", bottleneck->name, bottleneck->line,
                        bottleneck->serial ? "serial" : "replicated",
                        bottleneck->serial ? "no number of workers makes this pipeline faster than it"
                                           : "more workers would help");
     }
-    buf_printf(&b, "\npredicted speedup over 1 worker (outside pipelines: %.3f ms, kept sequential):\n",
+    stc__buf_printf(&b, "\npredicted speedup over 1 worker (outside pipelines: %.3f ms, kept sequential):\n",
                profile_outside_ms(pf));
     static const int ws[] = {1, 2, 4, 8, 16, 64};
-    buf_printf(&b, "  %-10s", "workers");
-    for (int i = 0; i < 6; i++) buf_printf(&b, " %8d", ws[i]);
-    buf_printf(&b, "\n  %-10s", "speedup");
-    for (int i = 0; i < 6; i++) buf_printf(&b, " %8.2f", profile_predict(pf, ws[i]));
-    buf_printf(&b, "\n  %-10s", "wall ms");
-    for (int i = 0; i < 6; i++) buf_printf(&b, " %8.1f", profile_predict_ms(pf, ws[i]));
-    buf_printf(&b, "\n  (this run: %d worker%s, %.1f ms measured, %.1f ms predicted)\n", pf->workers,
-               pf->workers == 1 ? "" : "s", pf->wall_ms, profile_predict_ms(pf, pf->workers));
-    return buf_take(&b);
+    stc__buf_printf(&b, "  %-10s", "workers");
+    for (int i = 0; i < 6; i++) stc__buf_printf(&b, " %8d", ws[i]);
+    stc__buf_printf(&b, "\n  %-10s", "speedup");
+    for (int i = 0; i < 6; i++) stc__buf_printf(&b, " %8.2f", stc__profile_predict(pf, ws[i]));
+    stc__buf_printf(&b, "\n  %-10s", "wall ms");
+    for (int i = 0; i < 6; i++) stc__buf_printf(&b, " %8.1f", stc__profile_predict_ms(pf, ws[i]));
+    stc__buf_printf(&b, "\n  (this run: %d worker%s, %.1f ms measured, %.1f ms predicted)\n", pf->workers,
+               pf->workers == 1 ? "" : "s", pf->wall_ms, stc__profile_predict_ms(pf, pf->workers));
+    return stc__buf_take(&b);
 }

@@ -18,11 +18,11 @@ typedef struct result_profile {
     size_t nstrings;
 } result_profile;
 
-void profile_free(result_profile *pf); /* NULL is a no-op */
+void stc__profile_free(result_profile *pf); /* NULL is a no-op */
 /* Predicted speedup on `workers` over 1 worker (see stc.h). */
-double profile_predict(const result_profile *pf, int workers);
+double stc__profile_predict(const result_profile *pf, int workers);
 /* Predicted wall time in ms on `workers`. */
-double profile_predict_ms(const result_profile *pf, int workers);
-char *profile_format(const result_profile *pf);
+double stc__profile_predict_ms(const result_profile *pf, int workers);
+char *stc__profile_format(const result_profile *pf);
 
 #endif

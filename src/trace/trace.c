@@ -30,7 +30,7 @@ struct trace_writer {
     pthread_mutex_t lock; /* guards f, out and failed */
     buf out;              /* text on its way to f (lock) */
     bool failed;
-    uint64_t start_ns;    /* read-only after trace_open */
+    uint64_t start_ns;    /* read-only after stc__trace_open */
     int workers;
     char *process;
     trace_track *tracks;
@@ -53,19 +53,19 @@ static void trace_buf_str(buf *b, const char *s)
         unsigned char c = (unsigned char)s[i];
         if (c == '"' || c == '\\') {
             char esc[2] = {'\\', (char)c};
-            buf_put(b, esc, 2);
+            stc__buf_put(b, esc, 2);
         } else if (c < 0x20) {
             char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            buf_put(b, esc, 6);
+            stc__buf_put(b, esc, 6);
         } else if (c < 0x80) {
-            buf_putc(b, (char)c);
+            stc__buf_putc(b, (char)c);
         } else {
             bool ok;
-            size_t n = utf8_scan((const unsigned char *)s + i, len - i, &ok);
+            size_t n = stc__utf8_scan((const unsigned char *)s + i, len - i, &ok);
             if (!ok) {
-                buf_puts(b, "\\ufffd");
+                stc__buf_puts(b, "\\ufffd");
             } else {
-                buf_put(b, s + i, n);
+                stc__buf_put(b, s + i, n);
             }
             i += n - 1;
         }
@@ -78,7 +78,7 @@ static void trace_json_str(FILE *f, const char *s)
     buf b = BUF_INIT;
     trace_buf_str(&b, s);
     if (b.len) fwrite(b.data, 1, b.len, f);
-    buf_free(&b);
+    stc__buf_free(&b);
 }
 
 /* Decimal digits of v; with frac3, v is thousandths, printed as N.NNN. */
@@ -92,10 +92,10 @@ static void trace_buf_num(buf *b, uint64_t v, bool frac3)
     while ((v /= 10) > 0);
     char out[24];
     for (int i = 0; i < n; i++) out[i] = d[n - 1 - i];
-    buf_put(b, out, (size_t)n);
+    stc__buf_put(b, out, (size_t)n);
 }
 
-trace_writer *trace_open(const char *path, int workers, const char *process_name)
+trace_writer *stc__trace_open(const char *path, int workers, const char *process_name)
 {
     trace_writer *tw = calloc(1, sizeof *tw);
     if (!tw) return NULL;
@@ -133,30 +133,30 @@ static void trace_flush(trace_writer *tw, trace_track *t, int worker)
         const trace_event *e = &t->ev[i];
         uint64_t t0 = e->t0 > tw->start_ns ? e->t0 - tw->start_ns : 0;
         uint64_t t1 = e->t1 > e->t0 ? e->t1 - e->t0 : 0;
-        buf_puts(b, "{\"name\": \"");
+        stc__buf_puts(b, "{\"name\": \"");
         trace_buf_str(b, e->name);
-        buf_puts(b, "\", \"cat\": \"");
+        stc__buf_puts(b, "\", \"cat\": \"");
         trace_buf_str(b, e->cat);
-        buf_puts(b, "\", \"ph\": \"X\", \"ts\": ");
+        stc__buf_puts(b, "\", \"ph\": \"X\", \"ts\": ");
         trace_buf_num(b, t0, true); /* ns as microseconds with 3 decimals */
-        buf_puts(b, ", \"dur\": ");
+        stc__buf_puts(b, ", \"dur\": ");
         trace_buf_num(b, t1, true);
-        buf_puts(b, ", \"pid\": 1, \"tid\": ");
+        stc__buf_puts(b, ", \"pid\": 1, \"tid\": ");
         trace_buf_num(b, (uint64_t)worker, false);
         if (e->items >= 0 || e->batch >= 0) {
-            buf_puts(b, ", \"args\": {");
+            stc__buf_puts(b, ", \"args\": {");
             if (e->items >= 0) {
-                buf_puts(b, "\"items\": ");
+                stc__buf_puts(b, "\"items\": ");
                 trace_buf_num(b, (uint64_t)e->items, false);
-                if (e->batch >= 0) buf_puts(b, ", ");
+                if (e->batch >= 0) stc__buf_puts(b, ", ");
             }
             if (e->batch >= 0) {
-                buf_puts(b, "\"batch\": ");
+                stc__buf_puts(b, "\"batch\": ");
                 trace_buf_num(b, (uint64_t)e->batch, false);
             }
-            buf_putc(b, '}');
+            stc__buf_putc(b, '}');
         }
-        buf_puts(b, "},\n");
+        stc__buf_puts(b, "},\n");
         if (b->len >= 16384 || i == t->n - 1) {
             if (!buf_ok(b) || fwrite(b->data, 1, b->len, tw->f) != b->len) tw->failed = true;
             b->len = 0;
@@ -166,7 +166,7 @@ static void trace_flush(trace_writer *tw, trace_track *t, int worker)
     if (ferror(tw->f)) tw->failed = true;
 }
 
-void trace_slice(trace_writer *tw, int worker, const char *name, const char *cat, uint64_t t0_ns,
+void stc__trace_slice(trace_writer *tw, int worker, const char *name, const char *cat, uint64_t t0_ns,
                  uint64_t t1_ns, long long items, long long batch)
 {
     if (!tw || worker < 0 || worker >= tw->workers) return;
@@ -183,7 +183,7 @@ void trace_slice(trace_writer *tw, int worker, const char *name, const char *cat
     t->ev[t->n++] = (trace_event){name, cat, t0_ns, t1_ns, items, batch};
 }
 
-int trace_close(trace_writer *tw)
+int stc__trace_close(trace_writer *tw)
 {
     if (!tw) return 0;
     for (int w = 0; w < tw->workers; w++) trace_flush(tw, &tw->tracks[w], w);
@@ -200,7 +200,7 @@ int trace_close(trace_writer *tw)
     for (int w = 0; w < tw->workers; w++) free(tw->tracks[w].ev);
     free(tw->tracks);
     free(tw->process);
-    buf_free(&tw->out);
+    stc__buf_free(&tw->out);
     free(tw);
     return failed ? -1 : 0;
 }

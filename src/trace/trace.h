@@ -14,14 +14,14 @@
 typedef struct trace_writer trace_writer;
 
 /* Opens path for writing; NULL with errno set when it cannot. */
-trace_writer *trace_open(const char *path, int workers, const char *process_name);
+trace_writer *stc__trace_open(const char *path, int workers, const char *process_name);
 /* Records a slice on worker's track.  name and cat must stay valid until
- * trace_close (the runtime keeps its stage names for the whole run).
+ * stc__trace_close (the runtime keeps its stage names for the whole run).
  * items/batch < 0 are left out. */
-void trace_slice(trace_writer *tw, int worker, const char *name, const char *cat, uint64_t t0_ns,
+void stc__trace_slice(trace_writer *tw, int worker, const char *name, const char *cat, uint64_t t0_ns,
                  uint64_t t1_ns, long long items, long long batch);
 /* Writes what is left and the track names, closes the file and frees tw.
  * Returns 0, or -1 if any write failed. NULL is a no-op returning 0. */
-int trace_close(trace_writer *tw);
+int stc__trace_close(trace_writer *tw);
 
 #endif

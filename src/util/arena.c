@@ -25,9 +25,9 @@ struct arena {
     arena_hook *hooks;
 };
 
-arena *arena_new(void) { return calloc(1, sizeof(arena)); }
+arena *stc__arena_new(void) { return calloc(1, sizeof(arena)); }
 
-void arena_free(arena *a)
+void stc__arena_free(arena *a)
 {
     if (!a) return;
     for (arena_hook *h = a->hooks; h;) {
@@ -44,7 +44,7 @@ void arena_free(arena *a)
     free(a);
 }
 
-void *arena_alloc(arena *a, size_t size)
+void *stc__arena_alloc(arena *a, size_t size)
 {
     size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
     if (size == 0) size = ARENA_ALIGN;
@@ -73,18 +73,18 @@ void *arena_alloc(arena *a, size_t size)
     return p;
 }
 
-char *arena_strndup(arena *a, const char *s, size_t n)
+char *stc__arena_strndup(arena *a, const char *s, size_t n)
 {
-    char *p = arena_alloc(a, n + 1);
+    char *p = stc__arena_alloc(a, n + 1);
     if (!p) return NULL;
     memcpy(p, s, n);
     p[n] = '\0';
     return p;
 }
 
-char *arena_strdup(arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+char *stc__arena_strdup(arena *a, const char *s) { return stc__arena_strndup(a, s, strlen(s)); }
 
-int arena_on_free(arena *a, void (*fn)(void *), void *ptr)
+int stc__arena_on_free(arena *a, void (*fn)(void *), void *ptr)
 {
     arena_hook *h = malloc(sizeof *h);
     if (!h) {

@@ -21,7 +21,7 @@ static bool buf_reserve(buf *b, size_t extra)
     return true;
 }
 
-void buf_put(buf *b, const char *s, size_t n)
+void stc__buf_put(buf *b, const char *s, size_t n)
 {
     if (!buf_reserve(b, n)) return;
     if (n) memcpy(b->data + b->len, s, n);
@@ -29,10 +29,10 @@ void buf_put(buf *b, const char *s, size_t n)
     b->data[b->len] = '\0';
 }
 
-void buf_putc(buf *b, char c) { buf_put(b, &c, 1); }
-void buf_puts(buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+void stc__buf_putc(buf *b, char c) { stc__buf_put(b, &c, 1); }
+void stc__buf_puts(buf *b, const char *s) { stc__buf_put(b, s, strlen(s)); }
 
-void buf_vprintf(buf *b, const char *fmt, va_list ap)
+void stc__buf_vprintf(buf *b, const char *fmt, va_list ap)
 {
     va_list ap2;
     va_copy(ap2, ap);
@@ -44,17 +44,17 @@ void buf_vprintf(buf *b, const char *fmt, va_list ap)
     b->len += (size_t)n;
 }
 
-void buf_printf(buf *b, const char *fmt, ...)
+void stc__buf_printf(buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    buf_vprintf(b, fmt, ap);
+    stc__buf_vprintf(b, fmt, ap);
     va_end(ap);
 }
 
-char *buf_take(buf *b)
+char *stc__buf_take(buf *b)
 {
-    if (b->failed) { buf_free(b); return NULL; }
+    if (b->failed) { stc__buf_free(b); return NULL; }
     char *d = b->data;
     if (!d) d = calloc(1, 1);
     b->data = NULL;
@@ -62,7 +62,7 @@ char *buf_take(buf *b)
     return d;
 }
 
-void buf_free(buf *b)
+void stc__buf_free(buf *b)
 {
     free(b->data);
     b->data = NULL;

@@ -14,19 +14,19 @@ typedef struct buf {
 
 #define BUF_INIT {NULL, 0, 0, false}
 
-void buf_putc(buf *b, char c);
-void buf_put(buf *b, const char *s, size_t n);
-void buf_puts(buf *b, const char *s);
-void buf_printf(buf *b, const char *fmt, ...)
+void stc__buf_putc(buf *b, char c);
+void stc__buf_put(buf *b, const char *s, size_t n);
+void stc__buf_puts(buf *b, const char *s);
+void stc__buf_printf(buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-void buf_vprintf(buf *b, const char *fmt, va_list ap);
+void stc__buf_vprintf(buf *b, const char *fmt, va_list ap);
 static inline bool buf_ok(const buf *b) { return !b->failed; }
 /* Returns the malloc'd string (an empty one if nothing was written) and
  * resets b; NULL if an allocation failed. */
-char *buf_take(buf *b);
-void buf_free(buf *b);
+char *stc__buf_take(buf *b);
+void stc__buf_free(buf *b);
 
 #endif

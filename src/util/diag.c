@@ -6,7 +6,7 @@
 
 #include "buf.h"
 
-stc_diags *diags_new(const char *file, const char *src, size_t len)
+stc_diags *stc__diags_new(const char *file, const char *src, size_t len)
 {
     stc_diags *d = calloc(1, sizeof *d);
     if (!d) return NULL;
@@ -40,20 +40,20 @@ static char *diags_cut_message(char *msg)
         char c = msg[i];
         bool name = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
         run = name ? run + 1 : 0;
-        if (run == DIAG_NAME_MAX + 1) buf_puts(&b, "...");
-        if (run <= DIAG_NAME_MAX) buf_putc(&b, c);
+        if (run == DIAG_NAME_MAX + 1) stc__buf_puts(&b, "...");
+        if (run <= DIAG_NAME_MAX) stc__buf_putc(&b, c);
     }
     free(msg);
     if (b.len > DIAG_MESSAGE_MAX) {
         size_t n = DIAG_MESSAGE_MAX - 3;
         while (n > 0 && ((unsigned char)b.data[n] & 0xc0) == 0x80) n--; /* not inside a UTF-8 sequence */
         b.len = n;
-        buf_puts(&b, "...");
+        stc__buf_puts(&b, "...");
     }
-    return buf_take(&b);
+    return stc__buf_take(&b);
 }
 
-void diags_vadd(stc_diags *d, int line, int col, const char *fmt, va_list ap)
+void stc__diags_vadd(stc_diags *d, int line, int col, const char *fmt, va_list ap)
 {
     if (!d) return;
     if (d->count >= DIAG_MAX) { d->dropped++; return; }
@@ -65,17 +65,17 @@ void diags_vadd(stc_diags *d, int line, int col, const char *fmt, va_list ap)
         d->cap = cap;
     }
     buf b = BUF_INIT;
-    buf_vprintf(&b, fmt, ap);
-    char *msg = diags_cut_message(buf_take(&b));
+    stc__buf_vprintf(&b, fmt, ap);
+    char *msg = diags_cut_message(stc__buf_take(&b));
     if (!msg) { d->oom = true; return; }
     d->items[d->count++] = (diag_entry){line, col, msg};
 }
 
-void diags_add(stc_diags *d, int line, int col, const char *fmt, ...)
+void stc__diags_add(stc_diags *d, int line, int col, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    diags_vadd(d, line, col, fmt, ap);
+    stc__diags_vadd(d, line, col, fmt, ap);
     va_end(ap);
 }
 
@@ -115,19 +115,19 @@ static void diags_caret(buf *b, const stc_diags *d, int line, int col)
         p = from;
         e = to;
     }
-    buf_putc(b, ' ');
-    if (cut_left) buf_puts(b, "...");
+    stc__buf_putc(b, ' ');
+    if (cut_left) stc__buf_puts(b, "...");
     /* Control bytes (NUL, ESC, ...) would cut the text or reach the
      * terminal: shown as '?', one column each so the caret still lines up. */
     for (const char *q = p; q < e; q++) {
         unsigned char c = (unsigned char)*q;
-        buf_putc(b, (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c);
+        stc__buf_putc(b, (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c);
     }
-    if (cut_right) buf_puts(b, "...");
-    buf_puts(b, "\n ");
-    if (cut_left) buf_puts(b, "   ");
-    for (const char *q = p; q < caret && q < e; q++) buf_putc(b, *q == '\t' ? '\t' : ' ');
-    buf_puts(b, "^\n");
+    if (cut_right) stc__buf_puts(b, "...");
+    stc__buf_puts(b, "\n ");
+    if (cut_left) stc__buf_puts(b, "   ");
+    for (const char *q = p; q < caret && q < e; q++) stc__buf_putc(b, *q == '\t' ? '\t' : ' ');
+    stc__buf_puts(b, "^\n");
 }
 
 char *stc_diags_format(const stc_diags *d)
@@ -136,12 +136,12 @@ char *stc_diags_format(const stc_diags *d)
     buf b = BUF_INIT;
     for (size_t i = 0; i < d->count; i++) {
         const diag_entry *e = &d->items[i];
-        buf_printf(&b, "%s:%d:%d: error: %s\n", d->file, e->line, e->col, e->message);
+        stc__buf_printf(&b, "%s:%d:%d: error: %s\n", d->file, e->line, e->col, e->message);
         diags_caret(&b, d, e->line, e->col);
     }
-    if (d->dropped) buf_printf(&b, "%s: note: %zu more errors not shown\n", d->file, d->dropped);
-    if (d->oom) buf_printf(&b, "%s: error: out of memory while reporting errors\n", d->file);
-    return buf_take(&b);
+    if (d->dropped) stc__buf_printf(&b, "%s: note: %zu more errors not shown\n", d->file, d->dropped);
+    if (d->oom) stc__buf_printf(&b, "%s: error: out of memory while reporting errors\n", d->file);
+    return stc__buf_take(&b);
 }
 
 void stc_diags_free(stc_diags *d)

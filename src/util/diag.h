@@ -32,13 +32,13 @@ struct stc_diags {
 };
 
 /* file and src are copied; src may be NULL. NULL when out of memory. */
-stc_diags *diags_new(const char *file, const char *src, size_t len);
-void diags_add(stc_diags *d, int line, int col, const char *fmt, ...)
+stc_diags *stc__diags_new(const char *file, const char *src, size_t len);
+void stc__diags_add(stc_diags *d, int line, int col, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-void diags_vadd(stc_diags *d, int line, int col, const char *fmt, va_list ap);
+void stc__diags_vadd(stc_diags *d, int line, int col, const char *fmt, va_list ap);
 static inline bool diags_any(const stc_diags *d) { return d->count > 0 || d->oom; }
 
 #endif

@@ -1,7 +1,7 @@
 /* utf8.c - recognising well-formed UTF-8 sequences (see utf8.h). */
 #include "utf8.h"
 
-size_t utf8_scan(const unsigned char *s, size_t n, bool *ok)
+size_t stc__utf8_scan(const unsigned char *s, size_t n, bool *ok)
 {
     *ok = false;
     unsigned char c = s[0];

@@ -14,6 +14,6 @@
  * have become well-formed (a truncated sequence; an overlong form, a
  * UTF-16 surrogate or a code point above U+10FFFF fail at the second
  * byte). */
-size_t utf8_scan(const unsigned char *s, size_t n, bool *ok);
+size_t stc__utf8_scan(const unsigned char *s, size_t n, bool *ok);
 
 #endif

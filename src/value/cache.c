@@ -79,7 +79,7 @@ static void val_mag_release(val_mag *m, unsigned cls)
     m->count = 0;
 }
 
-val_depot *val_depot_new(void)
+val_depot *stc__val_depot_new(void)
 {
     val_depot *d = calloc(1, sizeof *d);
     if (d && pthread_mutex_init(&d->lock, NULL) != 0) {
@@ -89,7 +89,7 @@ val_depot *val_depot_new(void)
     return d;
 }
 
-void val_depot_free(val_depot *d)
+void stc__val_depot_free(val_depot *d)
 {
     if (!d) return;
     for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++)
@@ -98,7 +98,7 @@ void val_depot_free(val_depot *d)
     free(d);
 }
 
-size_t val_depot_held(val_depot *d)
+size_t stc__val_depot_held(val_depot *d)
 {
     size_t n = 0;
     if (!d) return 0;
@@ -160,7 +160,7 @@ static void val_cache_trim(val_cache *c)
     c->moves = 0;
 }
 
-val_cache *val_cache_new(val_depot *d)
+val_cache *stc__val_cache_new(val_depot *d)
 {
     /* Cache lines of its own: the caches of a run's workers are made one
      * after the other, and neighbours in the heap would share a line that
@@ -173,7 +173,7 @@ val_cache *val_cache_new(val_depot *d)
     return c;
 }
 
-void val_cache_free(val_cache *c)
+void stc__val_cache_free(val_cache *c)
 {
     if (!c) return;
     for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
@@ -183,14 +183,14 @@ void val_cache_free(val_cache *c)
     free(c);
 }
 
-val_cache *val_cache_use(val_cache *c)
+val_cache *stc__val_cache_use(val_cache *c)
 {
     val_cache *prev = val_cache_here;
     val_cache_here = c;
     return prev;
 }
 
-size_t val_cache_held(const val_cache *c)
+size_t stc__val_cache_held(const val_cache *c)
 {
     size_t n = 0;
     for (unsigned k = 1; c && k <= VAL_CACHE_CLASSES; k++) {
@@ -200,7 +200,7 @@ size_t val_cache_held(const val_cache *c)
     return n;
 }
 
-void *val_block_alloc(size_t size, uint8_t *cls)
+void *stc__val_block_alloc(size_t size, uint8_t *cls)
 {
     if (size > VAL_CACHE_MAX_SIZE) {
         *cls = 0;
@@ -234,18 +234,18 @@ void *val_block_alloc(size_t size, uint8_t *cls)
     return malloc(val_class_size(k));
 }
 
-void *val_block_calloc(size_t size, uint8_t *cls)
+void *stc__val_block_calloc(size_t size, uint8_t *cls)
 {
     if (size > VAL_CACHE_MAX_SIZE) {
         *cls = 0;
         return calloc(1, size); /* large: fresh zero pages, no pass to clear them */
     }
-    void *p = val_block_alloc(size, cls);
+    void *p = stc__val_block_alloc(size, cls);
     if (p) memset(p, 0, size);
     return p;
 }
 
-void val_block_free(void *p, uint8_t cls)
+void stc__val_block_free(void *p, uint8_t cls)
 {
     val_cache *c = val_cache_here;
     if (!p) return;

@@ -52,29 +52,29 @@ typedef struct val_depot val_depot;
 #define VAL_DEPOT_MAGS 4
 
 /* NULL when out of memory. */
-val_depot *val_depot_new(void);
+val_depot *stc__val_depot_new(void);
 /* Frees the depot's blocks and d; no cache may use d any more. NULL: no-op. */
-void val_depot_free(val_depot *d);
+void stc__val_depot_free(val_depot *d);
 
 /* A cache exchanging magazines with depot d (NULL: none, full magazines
  * are freed); NULL when out of memory. */
-val_cache *val_cache_new(val_depot *d);
+val_cache *stc__val_cache_new(val_depot *d);
 /* Frees the cached blocks and c; c must be no thread's current cache.
  * NULL is a no-op. */
-void val_cache_free(val_cache *c);
+void stc__val_cache_free(val_cache *c);
 /* Makes c (NULL: none) the calling thread's cache; returns the previous
  * one, to be put back when the thread is done with c. */
-val_cache *val_cache_use(val_cache *c);
+val_cache *stc__val_cache_use(val_cache *c);
 /* Bytes of freed blocks c, or d, holds now (for tests and statistics). */
-size_t val_cache_held(const val_cache *c);
-size_t val_depot_held(val_depot *d);
+size_t stc__val_cache_held(const val_cache *c);
+size_t stc__val_depot_held(val_depot *d);
 
-/* A block of at least size bytes, and its class for val_block_free (0: a
+/* A block of at least size bytes, and its class for stc__val_block_free (0: a
  * plain malloc block); NULL when out of memory. */
-void *val_block_alloc(size_t size, uint8_t *cls);
+void *stc__val_block_alloc(size_t size, uint8_t *cls);
 /* The same, zero-filled. */
-void *val_block_calloc(size_t size, uint8_t *cls);
-/* Frees a block of class cls (from val_block_alloc, on any thread). */
-void val_block_free(void *p, uint8_t cls);
+void *stc__val_block_calloc(size_t size, uint8_t *cls);
+/* Frees a block of class cls (from stc__val_block_alloc, on any thread). */
+void stc__val_block_free(void *p, uint8_t cls);
 
 #endif

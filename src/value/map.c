@@ -22,7 +22,7 @@ static int val_cmp3(int64_t a, int64_t b) { return (a > b) - (a < b); }
 
 static int val_map_compare(stc_value a, stc_value b);
 
-int val_key_compare(stc_value a, stc_value b)
+int stc__val_key_compare(stc_value a, stc_value b)
 {
     /* The last item of a sequence and a sum's payload are compared by
      * looping, not recursing, so a value nested through its last items
@@ -35,17 +35,17 @@ int val_key_compare(stc_value a, stc_value b)
         case STC_T_BOOL: return (int)a.as.b - (int)b.as.b;
         case STC_T_INT: return val_cmp3(a.as.i, b.as.i);
         case STC_T_FLOAT: return val_cmp3(val_float_order_key(a.as.f), val_float_order_key(b.as.f));
-        case STC_T_STR: return val_compare(a, b);
+        case STC_T_STR: return stc__val_compare(a, b);
         case STC_T_LIST:
         case STC_T_TUPLE: {
             size_t na = val_seq_len(a), nb = val_seq_len(b), n = na < nb ? na : nb;
             if (n == 0) return (na > nb) - (na < nb);
             for (size_t i = 0; i + 1 < n; i++) {
-                int c = val_key_compare(val_seq_items(a)[i], val_seq_items(b)[i]);
+                int c = stc__val_key_compare(val_seq_items(a)[i], val_seq_items(b)[i]);
                 if (c) return c;
             }
             if (na != nb) {
-                int c = val_key_compare(val_seq_items(a)[n - 1], val_seq_items(b)[n - 1]);
+                int c = stc__val_key_compare(val_seq_items(a)[n - 1], val_seq_items(b)[n - 1]);
                 return c ? c : (na > nb) - (na < nb);
             }
             a = val_seq_items(a)[n - 1];
@@ -68,27 +68,27 @@ int val_key_compare(stc_value a, stc_value b)
 static int val_map_compare(stc_value a, stc_value b)
 {
     val_map_iter ia, ib;
-    val_map_iter_init(&ia, a);
-    val_map_iter_init(&ib, b);
+    stc__val_map_iter_init(&ia, a);
+    stc__val_map_iter_init(&ib, b);
     for (;;) {
         stc_value ka, va, kb, vb;
-        bool ha = val_map_iter_next(&ia, &ka, &va), hb = val_map_iter_next(&ib, &kb, &vb);
+        bool ha = stc__val_map_iter_next(&ia, &ka, &va), hb = stc__val_map_iter_next(&ib, &kb, &vb);
         if (!ha || !hb) return (int)ha - (int)hb;
-        int c = val_key_compare(ka, kb);
-        if (!c) c = val_key_compare(va, vb);
+        int c = stc__val_key_compare(ka, kb);
+        if (!c) c = stc__val_key_compare(va, vb);
         if (c) return c;
     }
 }
 
-bool val_map_equal(stc_value a, stc_value b)
+bool stc__val_map_equal(stc_value a, stc_value b)
 {
     if (val_map_len(a) != val_map_len(b)) return false;
     val_map_iter ia, ib;
-    val_map_iter_init(&ia, a);
-    val_map_iter_init(&ib, b);
+    stc__val_map_iter_init(&ia, a);
+    stc__val_map_iter_init(&ib, b);
     stc_value ka, va, kb, vb;
-    while (val_map_iter_next(&ia, &ka, &va) && val_map_iter_next(&ib, &kb, &vb))
-        if (val_key_compare(ka, kb) != 0 || !stc_value_equal(va, vb)) return false;
+    while (stc__val_map_iter_next(&ia, &ka, &va) && stc__val_map_iter_next(&ib, &kb, &vb))
+        if (stc__val_key_compare(ka, kb) != 0 || !stc_value_equal(va, vb)) return false;
     return true;
 }
 
@@ -226,7 +226,7 @@ static val_map_node *val_insert(val_map_node *n, stc_value k, stc_value v, bool 
         *err = true;
         return n;
     }
-    int c = val_key_compare(k, o->key);
+    int c = stc__val_key_compare(k, o->key);
     if (c == 0) {
         val_release(o->val);
         o->val = v;
@@ -258,7 +258,7 @@ static val_map_node *val_delete(val_map_node *n, stc_value k, bool *err)
 {
     val_map_node *o = val_node_own(n);
     if (!o) { *err = true; return n; }
-    int c = val_key_compare(k, o->key);
+    int c = stc__val_key_compare(k, o->key);
     if (c < 0) o->left = val_delete(o->left, k, err);
     else if (c > 0) o->right = val_delete(o->right, k, err);
     else if (!o->left || !o->right) {
@@ -287,7 +287,7 @@ static const stc_value val_map_invalid = {.tag = STC_T_INVALID};
 static val_map *val_map_alloc(void)
 {
     uint8_t cls;
-    val_map *m = val_block_alloc(sizeof *m, &cls);
+    val_map *m = stc__val_block_alloc(sizeof *m, &cls);
     if (!m) return NULL;
     m->hdr.refs = 1;
     m->hdr.shared = VAL_LOCAL;
@@ -298,22 +298,22 @@ static val_map *val_map_alloc(void)
     return m;
 }
 
-stc_value val_map_new(void)
+stc_value stc__val_map_new(void)
 {
     val_map *m = val_map_alloc();
     return m ? (stc_value){.tag = STC_T_MAP, .as.obj = &m->hdr} : val_map_invalid;
 }
 
-void val_map_destroy(val_map *m) { val_node_release(m->root); }
+void stc__val_map_destroy(val_map *m) { val_node_release(m->root); }
 
-void val_map_mark_items(const val_map *m)
+void stc__val_map_mark_items(const val_map *m)
 {
     stc_map_iter it;
     stc_value k, v;
     stc_map_iter_init(&it, (stc_value){.tag = STC_T_MAP, .as.obj = (stc_obj *)&m->hdr});
     while (stc_map_iter_next(&it, &k, &v)) {
-        val_mark_shared(k);
-        val_mark_shared(v);
+        stc__val_mark_shared(k);
+        stc__val_mark_shared(v);
     }
 }
 
@@ -332,18 +332,18 @@ static val_map *val_map_own(stc_value m)
     return c;
 }
 
-const stc_value *val_map_find(stc_value m, stc_value k)
+const stc_value *stc__val_map_find(stc_value m, stc_value k)
 {
     const val_map_node *n = ((const val_map *)m.as.obj)->root;
     while (n) {
-        int c = val_key_compare(k, n->key);
+        int c = stc__val_key_compare(k, n->key);
         if (c == 0) return &n->val;
         n = c < 0 ? n->left : n->right;
     }
     return NULL;
 }
 
-int val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out)
+int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out)
 {
     *out = val_map_invalid;
     val_map *h = val_map_own(m);
@@ -364,10 +364,10 @@ int val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out)
     return 0;
 }
 
-int val_map_remove(stc_value m, stc_value k, stc_value *out)
+int stc__val_map_remove(stc_value m, stc_value k, stc_value *out)
 {
     *out = val_map_invalid;
-    if (!val_map_find(m, k)) {
+    if (!stc__val_map_find(m, k)) {
         *out = m;
         return 0;
     }
@@ -385,14 +385,14 @@ int val_map_remove(stc_value m, stc_value k, stc_value *out)
     return 0;
 }
 
-void val_map_iter_init(val_map_iter *it, stc_value m)
+void stc__val_map_iter_init(val_map_iter *it, stc_value m)
 {
     it->top = 0;
     for (const val_map_node *n = ((const val_map *)m.as.obj)->root; n && it->top < VAL_MAP_MAX_HEIGHT; n = n->left)
         it->stack[it->top++] = n;
 }
 
-bool val_map_iter_next(val_map_iter *it, stc_value *k, stc_value *v)
+bool stc__val_map_iter_next(val_map_iter *it, stc_value *k, stc_value *v)
 {
     if (it->top == 0) return false;
     const val_map_node *n = it->stack[--it->top];
@@ -408,7 +408,7 @@ bool val_map_iter_next(val_map_iter *it, stc_value *k, stc_value *v)
 static int val_node_check(const val_map_node *n, const stc_value *lo, const stc_value *hi, size_t *count)
 {
     if (!n) return 0;
-    if ((lo && val_key_compare(*lo, n->key) >= 0) || (hi && val_key_compare(n->key, *hi) >= 0)) return -1;
+    if ((lo && stc__val_key_compare(*lo, n->key) >= 0) || (hi && stc__val_key_compare(n->key, *hi) >= 0)) return -1;
     int l = val_node_check(n->left, lo, &n->key, count);
     int r = val_node_check(n->right, &n->key, hi, count);
     if (l < 0 || r < 0 || l - r > 1 || r - l > 1) return -1;
@@ -418,7 +418,7 @@ static int val_node_check(const val_map_node *n, const stc_value *lo, const stc_
     return h;
 }
 
-bool val_map_check(stc_value m)
+bool stc__val_map_check(stc_value m)
 {
     const val_map *h = (const val_map *)m.as.obj;
     size_t count = 0;

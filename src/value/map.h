@@ -43,30 +43,30 @@ typedef struct val_map {
  * their item lists.  Values of different tags (never met in a well-typed
  * program except inl/inr) order by tag.  Reusable: any code ordering
  * values of one type may call it. */
-int val_key_compare(stc_value a, stc_value b);
+int stc__val_key_compare(stc_value a, stc_value b);
 
 /* An empty map; INVALID when out of memory. */
-stc_value val_map_new(void);
+stc_value stc__val_map_new(void);
 static inline size_t val_map_len(stc_value m) { return ((const val_map *)m.as.obj)->n; }
 /* The value at key k (borrowed), or NULL. */
-const stc_value *val_map_find(stc_value m, stc_value k);
+const stc_value *stc__val_map_find(stc_value m, stc_value k);
 /* m with k bound to v (m, k, v consumed); 0 or STC_ENOMEM (*out INVALID). */
-int val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out);
+int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out);
 /* m without k (m consumed, k borrowed); unchanged when k is absent. 0 or
  * STC_ENOMEM. */
-int val_map_remove(stc_value m, stc_value k, stc_value *out);
-/* Whether a and b hold equal keys (val_key_compare) bound to equal values
+int stc__val_map_remove(stc_value m, stc_value k, stc_value *out);
+/* Whether a and b hold equal keys (stc__val_key_compare) bound to equal values
  * (stc_value_equal), in the same number. */
-bool val_map_equal(stc_value a, stc_value b);
+bool stc__val_map_equal(stc_value a, stc_value b);
 /* Frees the tree of a map whose header is being destroyed. */
-void val_map_destroy(val_map *m);
-/* val_mark_shared on every key and value of m (value.c marks m itself). */
-void val_map_mark_items(const val_map *m);
+void stc__val_map_destroy(val_map *m);
+/* stc__val_mark_shared on every key and value of m (value.c marks m itself). */
+void stc__val_map_mark_items(const val_map *m);
 /* Checks the tree's invariants (order, AVL heights and balance, the
  * count): for tests. */
-bool val_map_check(stc_value m);
+bool stc__val_map_check(stc_value m);
 
-/* In-order iteration: val_map_iter_init, then val_map_iter_next until it
+/* In-order iteration: stc__val_map_iter_init, then stc__val_map_iter_next until it
  * returns false; *k and *v are borrowed from the map, which must stay
  * alive and unchanged meanwhile.  An AVL tree of n nodes has height below
  * 1.45 log2(n + 2), so 96 levels hold any map memory can. */
@@ -75,7 +75,7 @@ typedef struct val_map_iter {
     const val_map_node *stack[VAL_MAP_MAX_HEIGHT];
     int top;
 } val_map_iter;
-void val_map_iter_init(val_map_iter *it, stc_value m);
-bool val_map_iter_next(val_map_iter *it, stc_value *k, stc_value *v);
+void stc__val_map_iter_init(val_map_iter *it, stc_value m);
+bool stc__val_map_iter_next(val_map_iter *it, stc_value *k, stc_value *v);
 
 #endif

@@ -8,7 +8,7 @@ static_assert(sizeof(((stc_map_iter *)0)->stack) == sizeof(((val_map_iter *)0)->
 
 static const stc_value map_api_invalid = {.tag = STC_T_INVALID};
 
-stc_value stc_map_new(void) { return val_map_new(); }
+stc_value stc_map_new(void) { return stc__val_map_new(); }
 
 stc_value stc_map_put(stc_value m, stc_value k, stc_value v)
 {
@@ -19,7 +19,7 @@ stc_value stc_map_put(stc_value m, stc_value k, stc_value v)
         stc_value_release(v);
         return map_api_invalid;
     }
-    return val_map_put(m, k, v, &r) == 0 ? r : map_api_invalid;
+    return stc__val_map_put(m, k, v, &r) == 0 ? r : map_api_invalid;
 }
 
 stc_value stc_map_remove(stc_value m, stc_value k)
@@ -29,13 +29,13 @@ stc_value stc_map_remove(stc_value m, stc_value k)
         stc_value_release(m);
         return map_api_invalid;
     }
-    return val_map_remove(m, k, &r) == 0 ? r : map_api_invalid;
+    return stc__val_map_remove(m, k, &r) == 0 ? r : map_api_invalid;
 }
 
 stc_value stc_map_get(stc_value m, stc_value k)
 {
     if (m.tag != STC_T_MAP) return map_api_invalid;
-    const stc_value *v = val_map_find(m, k);
+    const stc_value *v = stc__val_map_find(m, k);
     return v ? *v : map_api_invalid;
 }
 
@@ -46,7 +46,7 @@ void stc_map_iter_init(stc_map_iter *it, stc_value m)
     it->top = 0;
     if (m.tag != STC_T_MAP) return;
     val_map_iter vi;
-    val_map_iter_init(&vi, m);
+    stc__val_map_iter_init(&vi, m);
     for (int i = 0; i < vi.top; i++) it->stack[i] = vi.stack[i];
     it->top = vi.top;
 }

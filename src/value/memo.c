@@ -24,7 +24,7 @@ static val_memo_slot *val_memo_find(val_memo_slot *slots, size_t cap, const void
     return &slots[i];
 }
 
-bool val_memo_get(const val_memo *m, const void *a, const void *b, size_t *v, size_t *w)
+bool stc__val_memo_get(const val_memo *m, const void *a, const void *b, size_t *v, size_t *w)
 {
     if (!m->n) return false;
     const val_memo_slot *s = val_memo_find(m->slots, m->cap, a, b);
@@ -49,7 +49,7 @@ static bool val_memo_grow(val_memo *m)
     return true;
 }
 
-void val_memo_put(val_memo *m, const void *a, const void *b, size_t v, size_t w)
+void stc__val_memo_put(val_memo *m, const void *a, const void *b, size_t v, size_t w)
 {
     if (m->failed || !a) return;
     /* Load at most 1/2: probes stay short. */
@@ -62,7 +62,7 @@ void val_memo_put(val_memo *m, const void *a, const void *b, size_t v, size_t w)
     *s = (val_memo_slot){a, b, v, w};
 }
 
-void val_memo_free(val_memo *m)
+void stc__val_memo_free(val_memo *m)
 {
     free(m->slots);
     *m = (val_memo)VAL_MEMO_INIT;

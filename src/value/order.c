@@ -73,11 +73,11 @@ static int val_ord_step(val_ord *q, stc_value a, stc_value b, val_ord_frame *f)
         *f = (val_ord_frame){&((const val_box *)a.as.obj)->v, &((const val_box *)b.as.obj)->v, 1, 1, 0,
                              a.as.obj, b.as.obj};
         break;
-    case STC_T_MAP: return val_key_compare(a, b); /* by their items (map.c) */
+    case STC_T_MAP: return stc__val_key_compare(a, b); /* by their items (map.c) */
     default: return 0; /* unit; functions and user objects are not ordered (the types exclude them) */
     }
     q->steps++;
-    if (val_ord_memo_on(q, f->a, f->b) && val_memo_get(&q->memo, f->a, f->b, NULL, NULL)) return 0;
+    if (val_ord_memo_on(q, f->a, f->b) && stc__val_memo_get(&q->memo, f->a, f->b, NULL, NULL)) return 0;
     return VAL_ORD_OPEN;
 }
 
@@ -115,7 +115,7 @@ static int val_ord_walk(val_ord *q, stc_value a, stc_value b)
             val_ord_frame *d = &st[top - 1];
             if (d->i < d->na && d->i < d->nb) break;
             if (d->na != d->nb) { result = d->na < d->nb ? -1 : 1; goto out; }
-            if (val_ord_memo_on(q, d->a, d->b)) val_memo_put(&q->memo, d->a, d->b, 0, 0);
+            if (val_ord_memo_on(q, d->a, d->b)) stc__val_memo_put(&q->memo, d->a, d->b, 0, 0);
             top--;
         }
         if (top == 0) break;
@@ -129,7 +129,7 @@ out:
     return result;
 }
 
-int val_order(stc_value a, stc_value b)
+int stc__val_order(stc_value a, stc_value b)
 {
     if (a.tag == b.tag && a.tag < STC_T_STR) { /* the common case: no walk */
         val_ord_frame unused;
@@ -137,6 +137,6 @@ int val_order(stc_value a, stc_value b)
     }
     val_ord q = {VAL_MEMO_INIT, 0};
     int r = val_ord_walk(&q, a, b);
-    val_memo_free(&q.memo);
+    stc__val_memo_free(&q.memo);
     return r;
 }

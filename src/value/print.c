@@ -10,10 +10,10 @@
 #include "value/map.h"
 #include "value/value.h"
 
-void val_print_float(buf *b, double f)
+void stc__val_print_float(buf *b, double f)
 {
-    if (isnan(f)) { buf_puts(b, "nan"); return; }
-    if (isinf(f)) { buf_puts(b, f < 0 ? "-inf" : "inf"); return; }
+    if (isnan(f)) { stc__buf_puts(b, "nan"); return; }
+    if (isinf(f)) { stc__buf_puts(b, f < 0 ? "-inf" : "inf"); return; }
     char tmp[40];
     /* A decimal of at most 15 digits survives the trip through a normal
      * double (DBL_DIG), so %.15g (which drops trailing zeros) is already
@@ -25,10 +25,10 @@ void val_print_float(buf *b, double f)
         snprintf(tmp, sizeof tmp, "%.*g", prec, f);
         if (strtod(tmp, NULL) == f) break;
     }
-    buf_puts(b, tmp);
+    stc__buf_puts(b, tmp);
     for (const char *p = tmp; *p; p++)
         if (*p == '.' || *p == 'e' || *p == 'n' || *p == 'i') return;
-    buf_puts(b, ".0");
+    stc__buf_puts(b, ".0");
 }
 
 /* Whether printing must stop: b failed, or it passed the byte limit end. */
@@ -36,39 +36,39 @@ static bool val_print_stop(const buf *b, size_t end) { return b->failed || b->le
 
 static void val_print_string(buf *b, const char *s, size_t len, bool json, size_t end)
 {
-    buf_putc(b, '"');
+    stc__buf_putc(b, '"');
     for (size_t i = 0; i < len; i++) {
         if (val_print_stop(b, end)) return; /* a huge string: no need to copy it all */
         unsigned char c = (unsigned char)s[i];
         switch (c) {
-        case '"': buf_puts(b, "\\\""); break;
-        case '\\': buf_puts(b, "\\\\"); break;
-        case '\n': buf_puts(b, "\\n"); break;
-        case '\t': buf_puts(b, "\\t"); break;
-        case '\r': buf_puts(b, "\\r"); break;
+        case '"': stc__buf_puts(b, "\\\""); break;
+        case '\\': stc__buf_puts(b, "\\\\"); break;
+        case '\n': stc__buf_puts(b, "\\n"); break;
+        case '\t': stc__buf_puts(b, "\\t"); break;
+        case '\r': stc__buf_puts(b, "\\r"); break;
         default:
             if (c < 0x20 || c == 0x7f) {
-                buf_printf(b, json ? "\\u%04x" : "\\x%02x", c);
+                stc__buf_printf(b, json ? "\\u%04x" : "\\x%02x", c);
             } else if (c < 0x80 || !json) {
-                buf_putc(b, (char)c);
+                stc__buf_putc(b, (char)c);
             } else {
                 /* JSON text is UTF-8: well-formed sequences are copied, any
                  * ill-formed part is one U+FFFD (docs/LANGUAGE.md section 9). */
                 bool ok;
-                size_t n = utf8_scan((const unsigned char *)s + i, len - i, &ok);
+                size_t n = stc__utf8_scan((const unsigned char *)s + i, len - i, &ok);
                 if (!ok) {
-                    buf_puts(b, "\\ufffd");
+                    stc__buf_puts(b, "\\ufffd");
                 } else {
-                    buf_put(b, s + i, n);
+                    stc__buf_put(b, s + i, n);
                 }
                 i += n - 1;
             }
         }
     }
-    buf_putc(b, '"');
+    stc__buf_putc(b, '"');
 }
 
-void val_print_text_string(buf *b, const char *s, size_t len) { val_print_string(b, s, len, false, SIZE_MAX); }
+void stc__val_print_text_string(buf *b, const char *s, size_t len) { val_print_string(b, s, len, false, SIZE_MAX); }
 
 /* Depth guard: values nested deeper than this print as "..." rather than
  * recursing without bound. */
@@ -85,7 +85,7 @@ static void val_print_int(buf *b, int64_t i)
         u /= 10;
     } while (u);
     if (i < 0) *--p = '-';
-    buf_put(b, p, (size_t)(tmp + sizeof tmp - p));
+    stc__buf_put(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 static void val_print_map(buf *b, stc_value m, bool json, int depth, size_t end);
@@ -96,32 +96,32 @@ static void val_print_map(buf *b, stc_value m, bool json, int depth, size_t end)
 static void val_print(buf *b, stc_value v, bool json, int depth, size_t end)
 {
     if (val_print_stop(b, end)) return;
-    if (depth > VAL_PRINT_MAX_DEPTH) { buf_puts(b, json ? "null" : "..."); return; }
+    if (depth > VAL_PRINT_MAX_DEPTH) { stc__buf_puts(b, json ? "null" : "..."); return; }
     switch (v.tag) {
-    case STC_T_INVALID: buf_puts(b, json ? "null" : "<invalid>"); break;
-    case STC_T_UNIT: buf_puts(b, json ? "null" : "()"); break;
+    case STC_T_INVALID: stc__buf_puts(b, json ? "null" : "<invalid>"); break;
+    case STC_T_UNIT: stc__buf_puts(b, json ? "null" : "()"); break;
     case STC_T_INT: val_print_int(b, v.as.i); break;
     case STC_T_FLOAT:
         if (json && !isfinite(v.as.f)) {
-            buf_putc(b, '"');
-            val_print_float(b, v.as.f);
-            buf_putc(b, '"');
+            stc__buf_putc(b, '"');
+            stc__val_print_float(b, v.as.f);
+            stc__buf_putc(b, '"');
         } else {
-            val_print_float(b, v.as.f);
+            stc__val_print_float(b, v.as.f);
         }
         break;
-    case STC_T_BOOL: buf_puts(b, v.as.b ? "true" : "false"); break;
+    case STC_T_BOOL: stc__buf_puts(b, v.as.b ? "true" : "false"); break;
     case STC_T_STR: val_print_string(b, val_as_str(v)->data, val_as_str(v)->len, json, end); break;
     case STC_T_LIST:
     case STC_T_TUPLE: {
         bool list = v.tag == STC_T_LIST;
-        buf_putc(b, json || list ? '[' : '(');
+        stc__buf_putc(b, json || list ? '[' : '(');
         for (size_t i = 0; i < val_seq_len(v); i++) {
             if (val_print_stop(b, end)) return;
-            if (i) buf_puts(b, ", ");
+            if (i) stc__buf_puts(b, ", ");
             val_print(b, val_seq_items(v)[i], json, depth + 1, end);
         }
-        buf_putc(b, json || list ? ']' : ')');
+        stc__buf_putc(b, json || list ? ']' : ')');
         break;
     }
     case STC_T_INL:
@@ -129,21 +129,21 @@ static void val_print(buf *b, stc_value v, bool json, int depth, size_t end)
         const char *side = v.tag == STC_T_INL ? "inl" : "inr";
         stc_value p = val_box_get(v);
         if (json) {
-            buf_printf(b, "{\"%s\": ", side);
+            stc__buf_printf(b, "{\"%s\": ", side);
             val_print(b, p, json, depth + 1, end);
-            buf_putc(b, '}');
+            stc__buf_putc(b, '}');
         } else {
             bool paren = p.tag == STC_T_INL || p.tag == STC_T_INR ||
                          (p.tag == STC_T_INT && p.as.i < 0) || (p.tag == STC_T_FLOAT && p.as.f < 0);
-            buf_printf(b, "%s ", side);
-            if (paren) buf_putc(b, '(');
+            stc__buf_printf(b, "%s ", side);
+            if (paren) stc__buf_putc(b, '(');
             val_print(b, p, json, depth + 1, end);
-            if (paren) buf_putc(b, ')');
+            if (paren) stc__buf_putc(b, ')');
         }
         break;
     }
-    case STC_T_FUNC: buf_puts(b, json ? "\"<fn>\"" : "<fn>"); break;
-    case STC_T_USER: buf_puts(b, json ? "\"<object>\"" : "<object>"); break;
+    case STC_T_FUNC: stc__buf_puts(b, json ? "\"<fn>\"" : "<fn>"); break;
+    case STC_T_USER: stc__buf_puts(b, json ? "\"<object>\"" : "<object>"); break;
     case STC_T_MAP: val_print_map(b, v, json, depth, end); break;
     }
 }
@@ -154,26 +154,26 @@ static void val_print(buf *b, stc_value v, bool json, int depth, size_t end)
 static void val_print_map(buf *b, stc_value m, bool json, int depth, size_t end)
 {
     val_map_iter it;
-    val_map_iter_init(&it, m);
+    stc__val_map_iter_init(&it, m);
     stc_value k, v;
     bool first = true, object = !json;
-    while (val_map_iter_next(&it, &k, &v)) {
+    while (stc__val_map_iter_next(&it, &k, &v)) {
         if (val_print_stop(b, end)) return;
         if (first) {
             object = !json || k.tag == STC_T_STR;
-            buf_putc(b, object ? '{' : '[');
+            stc__buf_putc(b, object ? '{' : '[');
         } else {
-            buf_puts(b, ", ");
+            stc__buf_puts(b, ", ");
         }
         first = false;
-        if (!object) buf_putc(b, '[');
+        if (!object) stc__buf_putc(b, '[');
         val_print(b, k, json, depth + 1, end);
-        buf_puts(b, object ? ": " : ", ");
+        stc__buf_puts(b, object ? ": " : ", ");
         val_print(b, v, json, depth + 1, end);
-        if (!object) buf_putc(b, ']');
+        if (!object) stc__buf_putc(b, ']');
     }
-    if (first) buf_putc(b, '{'); /* empty: {} in text and JSON */
-    buf_putc(b, object || first ? '}' : ']');
+    if (first) stc__buf_putc(b, '{'); /* empty: {} in text and JSON */
+    stc__buf_putc(b, object || first ? '}' : ']');
 }
 
 /* ---- A lower bound of the printed size -----------------------------------------
@@ -268,9 +268,9 @@ static size_t val_print_lower_bound(stc_value v, bool json, size_t max)
         } else {
             size_t lb, h;
             bool memo_on = ++steps >= VAL_MEMO_AFTER && val_obj_shared(v.as.obj);
-            if (memo_on && ((val_memo_get(&memo, v.as.obj, NULL, &lb, &h) &&
+            if (memo_on && ((stc__val_memo_get(&memo, v.as.obj, NULL, &lb, &h) &&
                              h <= (size_t)(VAL_PRINT_MAX_DEPTH - depth)) ||
-                            val_memo_get(&memo, v.as.obj, val_lb_depth_key(depth), &lb, &h))) {
+                            stc__val_memo_get(&memo, v.as.obj, val_lb_depth_key(depth), &lb, &h))) {
                 total = val_lb_add(total, lb);
                 if (top) {
                     val_lb_frame *up = &st[top - 1];
@@ -295,7 +295,7 @@ static size_t val_print_lower_bound(stc_value v, bool json, size_t max)
         while (top > 0 && st[top - 1].i == st[top - 1].n) {
             const val_lb_frame *d = &st[--top];
             if (steps >= VAL_MEMO_AFTER && val_obj_shared(d->obj))
-                val_memo_put(&memo, d->obj, d->cut ? val_lb_depth_key(d->depth) : NULL, total - d->start,
+                stc__val_memo_put(&memo, d->obj, d->cut ? val_lb_depth_key(d->depth) : NULL, total - d->start,
                              d->height);
             if (top) {
                 val_lb_frame *up = &st[top - 1];
@@ -309,7 +309,7 @@ static size_t val_print_lower_bound(stc_value v, bool json, size_t max)
         depth = cur->depth + 1;
     }
     if (st != inline_st) free(st);
-    val_memo_free(&memo);
+    stc__val_memo_free(&memo);
     return total;
 }
 
@@ -335,10 +335,10 @@ static int val_print_max(buf *b, stc_value v, bool json, size_t max)
     return 0;
 }
 
-int val_print_text(buf *b, stc_value v, size_t max) { return val_print_max(b, v, false, max); }
-int val_print_json(buf *b, stc_value v, size_t max) { return val_print_max(b, v, true, max); }
+int stc__val_print_text(buf *b, stc_value v, size_t max) { return val_print_max(b, v, false, max); }
+int stc__val_print_json(buf *b, stc_value v, size_t max) { return val_print_max(b, v, true, max); }
 
-void val_print_text_brief(buf *b, stc_value v, size_t max)
+void stc__val_print_text_brief(buf *b, stc_value v, size_t max)
 {
     if (!buf_ok(b)) return;
     size_t start = b->len, end = start > SIZE_MAX - max ? SIZE_MAX : start + max;
@@ -350,17 +350,17 @@ void val_print_text_brief(buf *b, stc_value v, size_t max)
     for (int k = 0; k < 3 && n > 0 && (d[n] & 0xc0) == 0x80; k++) n--;
     if (n > 0 && (d[n] & 0xc0) == 0x80) n = max; /* not UTF-8 */
     val_buf_cut(b, start + n);
-    buf_puts(b, "...");
+    stc__buf_puts(b, "...");
 }
 
-char *val_print_take(buf *b, int rc)
+char *stc__val_print_take(buf *b, int rc)
 {
     if (rc == 0) {
-        char *s = buf_take(b);
+        char *s = stc__buf_take(b);
         if (s) return s;
         rc = STC_ENOMEM;
     }
-    buf_free(b);
+    stc__buf_free(b);
     errno = rc == STC_ELIMIT ? E2BIG : ENOMEM;
     return NULL;
 }
@@ -368,11 +368,11 @@ char *val_print_take(buf *b, int rc)
 char *stc_value_to_text(stc_value v)
 {
     buf b = BUF_INIT;
-    return val_print_take(&b, val_print_text(&b, v, VAL_PRINT_MAX));
+    return stc__val_print_take(&b, stc__val_print_text(&b, v, VAL_PRINT_MAX));
 }
 
 char *stc_value_to_json(stc_value v)
 {
     buf b = BUF_INIT;
-    return val_print_take(&b, val_print_json(&b, v, VAL_PRINT_MAX));
+    return stc__val_print_take(&b, stc__val_print_json(&b, v, VAL_PRINT_MAX));
 }

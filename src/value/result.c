@@ -9,7 +9,7 @@
 #include "util/buf.h"
 #include "value/value.h"
 
-stc_result *result_new(size_t nstates, const char *const *names)
+stc_result *stc__result_new(size_t nstates, const char *const *names)
 {
     stc_result *r = calloc(1, sizeof *r);
     if (!r) return NULL;
@@ -19,23 +19,23 @@ stc_result *result_new(size_t nstates, const char *const *names)
     if (nstates) {
         r->names = calloc(nstates, sizeof *r->names);
         r->states = calloc(nstates, sizeof *r->states);
-        if (!r->names || !r->states) { result_free(r); return NULL; }
+        if (!r->names || !r->states) { stc__result_free(r); return NULL; }
         for (size_t i = 0; i < nstates; i++) {
             r->states[i] = stc_value_unit();
             r->names[i] = strdup(names[i]);
-            if (!r->names[i]) { result_free(r); return NULL; }
+            if (!r->names[i]) { stc__result_free(r); return NULL; }
         }
     }
     return r;
 }
 
-void result_vset_error(stc_result *r, int code, const char *file, int line, int col,
+void stc__result_vset_error(stc_result *r, int code, const char *file, int line, int col,
                        const char *thread, long long item, const char *fmt, va_list ap)
 {
     if (!r || r->err.message) return;
     buf b = BUF_INIT;
-    buf_vprintf(&b, fmt, ap);
-    char *msg = buf_take(&b);
+    stc__buf_vprintf(&b, fmt, ap);
+    char *msg = stc__buf_take(&b);
     r->err.code = code;
     /* If memory is short, keep a static message rather than losing the error. */
     r->owned_message = msg;
@@ -47,16 +47,16 @@ void result_vset_error(stc_result *r, int code, const char *file, int line, int 
     r->err.item = item;
 }
 
-void result_set_error(stc_result *r, int code, const char *file, int line, int col,
+void stc__result_set_error(stc_result *r, int code, const char *file, int line, int col,
                       const char *thread, long long item, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    result_vset_error(r, code, file, line, col, thread, item, fmt, ap);
+    stc__result_vset_error(r, code, file, line, col, thread, item, fmt, ap);
     va_end(ap);
 }
 
-void result_free(stc_result *r)
+void stc__result_free(stc_result *r)
 {
     if (!r) return;
     val_release(r->value);
@@ -67,7 +67,7 @@ void result_free(stc_result *r)
     free(r->names);
     free(r->states);
     free(r->owned_message);
-    profile_free(r->profile);
+    stc__profile_free(r->profile);
     free((char *)r->err.file);
     free((char *)r->err.thread);
     free(r);

@@ -25,20 +25,20 @@ struct stc_result {
 };
 
 /* Frees r and everything it owns (stc_result_free). NULL is a no-op. */
-void result_free(stc_result *r);
+void stc__result_free(stc_result *r);
 
 /* A result with room for n states (all unit, names copied). NULL on OOM. */
-stc_result *result_new(size_t nstates, const char *const *names);
+stc_result *stc__result_new(size_t nstates, const char *const *names);
 /* Records the error; only the first call has an effect (the reference
  * evaluator's first error is the one reported). file/thread may be NULL,
  * line/col 0, item -1. */
-void result_set_error(stc_result *r, int code, const char *file, int line, int col,
+void stc__result_set_error(stc_result *r, int code, const char *file, int line, int col,
                       const char *thread, long long item, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 8, 9)))
 #endif
     ;
-void result_vset_error(stc_result *r, int code, const char *file, int line, int col,
+void stc__result_vset_error(stc_result *r, int code, const char *file, int line, int col,
                        const char *thread, long long item, const char *fmt, va_list ap);
 
 #endif

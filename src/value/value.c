@@ -17,7 +17,7 @@ static const stc_value val_invalid = {.tag = STC_T_INVALID};
 static void *val_obj_alloc(stc_tag tag, size_t size)
 {
     uint8_t cls;
-    stc_obj *o = val_block_alloc(size, &cls);
+    stc_obj *o = stc__val_block_alloc(size, &cls);
     if (!o) return NULL;
     o->refs = 1;
     o->tag = tag;
@@ -26,7 +26,7 @@ static void *val_obj_alloc(stc_tag tag, size_t size)
     return o;
 }
 
-stc_value val_str_alloc(size_t len)
+stc_value stc__val_str_alloc(size_t len)
 {
     if (len > SIZE_MAX - sizeof(val_str) - 1) return val_invalid;
     val_str *o = val_obj_alloc(STC_T_STR, sizeof(val_str) + len + 1);
@@ -36,14 +36,14 @@ stc_value val_str_alloc(size_t len)
     return (stc_value){.tag = STC_T_STR, .as.obj = &o->hdr};
 }
 
-stc_value val_seq_alloc_unfilled(stc_tag tag, size_t n)
+stc_value stc__val_seq_alloc_unfilled(stc_tag tag, size_t n)
 {
     if (n > (SIZE_MAX - sizeof(val_seq)) / sizeof(stc_value)) return val_invalid;
     /* Zero-filled (large blocks come as fresh zero pages, with no pass to
      * fill them); all-zero bytes are STC_T_INVALID items, which release
      * ignores. */
     uint8_t cls;
-    val_seq *o = val_block_calloc(sizeof(val_seq) + n * sizeof(stc_value), &cls);
+    val_seq *o = stc__val_block_calloc(sizeof(val_seq) + n * sizeof(stc_value), &cls);
     if (!o) return val_invalid;
     o->hdr.refs = 1;
     o->hdr.tag = tag;
@@ -55,12 +55,12 @@ stc_value val_seq_alloc_unfilled(stc_tag tag, size_t n)
 
 stc_value stc_value_new_str(const char *s, size_t len)
 {
-    stc_value v = val_str_alloc(len);
+    stc_value v = stc__val_str_alloc(len);
     if (v.tag != STC_T_INVALID && len) memcpy(val_as_str(v)->data, s, len);
     return v;
 }
 
-stc_value val_seq_alloc(stc_tag tag, size_t n)
+stc_value stc__val_seq_alloc(stc_tag tag, size_t n)
 {
     if (n > (SIZE_MAX - sizeof(val_seq)) / sizeof(stc_value)) return val_invalid;
     val_seq *o = val_obj_alloc(tag, sizeof(val_seq) + n * sizeof(stc_value));
@@ -72,7 +72,7 @@ stc_value val_seq_alloc(stc_tag tag, size_t n)
 
 static stc_value val_seq_new(stc_tag tag, size_t n, const stc_value *items)
 {
-    stc_value v = val_seq_alloc(tag, n);
+    stc_value v = stc__val_seq_alloc(tag, n);
     if (v.tag == STC_T_INVALID) {
         for (size_t i = 0; i < n; i++) val_release(items[i]);
         return v;
@@ -104,7 +104,7 @@ stc_value stc_value_new_user(void *ptr, void (*destroy)(void *))
     return (stc_value){.tag = STC_T_USER, .as.obj = &o->hdr};
 }
 
-stc_value val_func_alloc(const void *code, size_t ncaps)
+stc_value stc__val_func_alloc(const void *code, size_t ncaps)
 {
     if (ncaps > (SIZE_MAX - sizeof(val_func)) / sizeof(stc_value)) return val_invalid;
     val_func *o = val_obj_alloc(STC_T_FUNC, sizeof(val_func) + ncaps * sizeof(stc_value));
@@ -115,12 +115,12 @@ stc_value val_func_alloc(const void *code, size_t ncaps)
     return (stc_value){.tag = STC_T_FUNC, .as.obj = &o->hdr};
 }
 
-_Thread_local bool val_counts_plain = false;
+_Thread_local bool stc__val_counts_plain = false;
 
-bool val_counts_set_plain(bool plain)
+bool stc__val_counts_set_plain(bool plain)
 {
-    bool was = val_counts_plain;
-    val_counts_plain = plain;
+    bool was = stc__val_counts_plain;
+    stc__val_counts_plain = plain;
     return was;
 }
 
@@ -129,7 +129,7 @@ bool val_counts_set_plain(bool plain)
 stc_value stc_value_retain(stc_value v)
 {
     if (!val_is_heap(v)) return v;
-    if (!val_obj_is_shared(v.as.obj)) val_mark_shared(v);
+    if (!val_obj_is_shared(v.as.obj)) stc__val_mark_shared(v);
     __atomic_fetch_add(&v.as.obj->refs, 1, __ATOMIC_RELAXED);
     return v;
 }
@@ -137,10 +137,10 @@ stc_value stc_value_retain(stc_value v)
 void stc_value_release(stc_value v)
 {
     if (!val_is_heap(v)) return;
-    if (__atomic_fetch_sub(&v.as.obj->refs, 1, __ATOMIC_ACQ_REL) == 1) val_obj_free(v.as.obj);
+    if (__atomic_fetch_sub(&v.as.obj->refs, 1, __ATOMIC_ACQ_REL) == 1) stc__val_obj_free(v.as.obj);
 }
 
-void val_obj_free(stc_obj *o)
+void stc__val_obj_free(stc_obj *o)
 {
     switch (o->tag) {
     case STC_T_LIST:
@@ -161,10 +161,10 @@ void val_obj_free(stc_obj *o)
         for (size_t i = 0; i < f->ncaps; i++) val_release(f->caps[i]);
         break;
     }
-    case STC_T_MAP: val_map_destroy((val_map *)o); break;
+    case STC_T_MAP: stc__val_map_destroy((val_map *)o); break;
     default: break;
     }
-    val_block_free(o, o->cls);
+    stc__val_block_free(o, o->cls);
 }
 
 /* The values an object holds: *n of them at the returned address. */
@@ -182,7 +182,7 @@ static const stc_value *val_obj_children(const stc_obj *o, size_t *n)
 
 #define VAL_MARK_INLINE 64 /* objects on the C stack: more allocates */
 
-void val_mark_shared(stc_value v)
+void stc__val_mark_shared(stc_value v)
 {
     if (!val_is_heap(v) || val_obj_is_shared(v.as.obj)) return;
     stc_obj *inline_st[VAL_MARK_INLINE], **st = inline_st;
@@ -193,7 +193,7 @@ void val_mark_shared(stc_value v)
         size_t n;
         stc_obj *o = st[--top];
         if (o->tag == STC_T_MAP) { /* its nodes are always counted atomically; */
-            val_map_mark_items((const val_map *)o); /* its keys and values are marked */
+            stc__val_map_mark_items((const val_map *)o); /* its keys and values are marked */
             continue;
         }
         const stc_value *kids = val_obj_children(o, &n);
@@ -313,9 +313,9 @@ static int val_eq_step(val_eq *q, stc_value a, stc_value b, val_eq_frame *f)
         if (x == y) return VAL_EQ_TRUE; /* no NaN in a string */
         if (x->len != y->len) return VAL_EQ_FALSE;
         bool memo = x->len >= VAL_EQ_MEMO_STR && val_eq_memo_on(q, a.as.obj, b.as.obj);
-        if (memo && val_memo_get(&q->memo, x, y, NULL, NULL)) return VAL_EQ_TRUE;
+        if (memo && stc__val_memo_get(&q->memo, x, y, NULL, NULL)) return VAL_EQ_TRUE;
         if (memcmp(x->data, y->data, x->len) != 0) return VAL_EQ_FALSE;
-        if (memo) val_memo_put(&q->memo, x, y, 0, 0);
+        if (memo) stc__val_memo_put(&q->memo, x, y, 0, 0);
         return VAL_EQ_TRUE;
     }
     case STC_T_LIST:
@@ -331,11 +331,11 @@ static int val_eq_step(val_eq *q, stc_value a, stc_value b, val_eq_frame *f)
         break;
     case STC_T_FUNC:
     case STC_T_USER: return a.as.obj == b.as.obj;
-    case STC_T_MAP: return val_map_equal(a, b); /* recursive per level of map nesting */
+    case STC_T_MAP: return stc__val_map_equal(a, b); /* recursive per level of map nesting */
     default: return VAL_EQ_FALSE;
     }
     q->steps++;
-    if (val_eq_memo_on(q, f->a, f->b) && val_memo_get(&q->memo, f->a, f->b, NULL, NULL)) return VAL_EQ_TRUE;
+    if (val_eq_memo_on(q, f->a, f->b) && stc__val_memo_get(&q->memo, f->a, f->b, NULL, NULL)) return VAL_EQ_TRUE;
     return VAL_EQ_OPEN;
 }
 
@@ -370,7 +370,7 @@ static bool val_eq_walk(val_eq *q, stc_value a, stc_value b)
          * container; containers whose items are all equal are done. */
         while (top > 0 && st[top - 1].i == st[top - 1].n) {
             val_eq_frame *d = &st[--top];
-            if (val_eq_memo_on(q, d->a, d->b)) val_memo_put(&q->memo, d->a, d->b, 0, 0);
+            if (val_eq_memo_on(q, d->a, d->b)) stc__val_memo_put(&q->memo, d->a, d->b, 0, 0);
         }
         if (top == 0) break;
         val_eq_frame *cur = &st[top - 1];
@@ -388,11 +388,11 @@ bool stc_value_equal(stc_value a, stc_value b)
     if (a.tag != b.tag) return false;
     if (a.tag < STC_T_STR) return val_eq_scalar(a, b); /* the common case: no walk */
     bool eq = val_eq_walk(&q, a, b);
-    val_memo_free(&q.memo);
+    stc__val_memo_free(&q.memo);
     return eq;
 }
 
-int val_compare(stc_value a, stc_value b)
+int stc__val_compare(stc_value a, stc_value b)
 {
     switch (a.tag) {
     case STC_T_INT: return (a.as.i > b.as.i) - (a.as.i < b.as.i);

@@ -29,11 +29,11 @@ struct stc_obj {
  * therefore changed plainly where no other thread can touch the object at
  * the same time, and atomically elsewhere:
  *
- *   - val_counts_plain, a per-thread mode, is true only on a thread that is
+ *   - stc__val_counts_plain, a per-thread mode, is true only on a thread that is
  *     the only one touching its run's values: the thread of stc_run outside
  *     parallel jobs (all of a reference or 1-worker run), and its stack
  *     segment threads (eval.c).  A parallel job with more than one worker
- *     clears it on every worker for the job's duration (flow_on_worker).
+ *     clears it on every worker for the job's duration (stc__flow_on_worker).
  *     Switching happens at job start and end, which go through the
  *     scheduler's mutex, so plain and atomic changes of one count are
  *     always ordered.  Host threads never set it: their changes are atomic.
@@ -52,14 +52,14 @@ enum { VAL_LOCAL = 0, VAL_SHARED = 1 };
 #if defined(__GNUC__) && !defined(STC_NO_TLS_MODEL)
 /* initial-exec: one load from the thread pointer, not a __tls_get_addr
  * call per count change in libstc.so. */
-extern _Thread_local bool val_counts_plain __attribute__((tls_model("initial-exec")));
+extern _Thread_local bool stc__val_counts_plain __attribute__((tls_model("initial-exec")));
 #else
-extern _Thread_local bool val_counts_plain;
+extern _Thread_local bool stc__val_counts_plain;
 #endif
 
 /* Sets the calling thread's counting mode; returns the previous one, to be
  * put back when the thread is done. */
-bool val_counts_set_plain(bool plain);
+bool stc__val_counts_set_plain(bool plain);
 
 static inline bool val_obj_is_shared(const stc_obj *o)
 {
@@ -67,7 +67,7 @@ static inline bool val_obj_is_shared(const stc_obj *o)
 }
 
 /* Frees an object whose count reached zero (releasing what it holds). */
-void val_obj_free(stc_obj *o);
+void stc__val_obj_free(stc_obj *o);
 
 static inline bool val_is_heap(stc_value v) { return v.tag >= STC_T_STR && v.as.obj; }
 
@@ -75,7 +75,7 @@ static inline stc_value val_retain(stc_value v)
 {
     if (val_is_heap(v)) {
         stc_obj *o = v.as.obj;
-        if (val_counts_plain && !val_obj_is_shared(o)) o->refs++;
+        if (stc__val_counts_plain && !val_obj_is_shared(o)) o->refs++;
         else __atomic_fetch_add(&o->refs, 1, __ATOMIC_RELAXED);
     }
     return v;
@@ -85,18 +85,18 @@ static inline void val_release(stc_value v)
 {
     if (!val_is_heap(v)) return;
     stc_obj *o = v.as.obj;
-    if (val_counts_plain && !val_obj_is_shared(o)) {
-        if (--o->refs == 0) val_obj_free(o);
+    if (stc__val_counts_plain && !val_obj_is_shared(o)) {
+        if (--o->refs == 0) stc__val_obj_free(o);
     } else if (__atomic_fetch_sub(&o->refs, 1, __ATOMIC_ACQ_REL) == 1) {
         /* acq_rel: the thread that frees sees every other thread's writes. */
-        val_obj_free(o);
+        stc__val_obj_free(o);
     }
 }
 
 /* Marks v and everything it reaches VAL_SHARED (stopping at objects
  * already marked).  If memory for the walk runs out, objects deeper than
  * its stack stay unmarked (then only as safe as before the mark). */
-void val_mark_shared(stc_value v);
+void stc__val_mark_shared(stc_value v);
 
 typedef struct val_str {
     stc_obj hdr;
@@ -130,26 +130,26 @@ typedef struct val_func { /* a closure: code is an ir_fun*, opaque here */
 
 /* An uninitialised list/tuple of n items to be filled by the caller before
  * it is shared (items start as unit). INVALID when out of memory. */
-stc_value val_seq_alloc(stc_tag tag, size_t n);
+stc_value stc__val_seq_alloc(stc_tag tag, size_t n);
 /* The same with INVALID items, for a producer that fills every item before
  * the sequence is seen (releasing it unfilled is safe). */
-stc_value val_seq_alloc_unfilled(stc_tag tag, size_t n);
+stc_value stc__val_seq_alloc_unfilled(stc_tag tag, size_t n);
 static inline stc_value *val_seq_items(stc_value v) { return ((val_seq *)v.as.obj)->items; }
 static inline size_t val_seq_len(stc_value v) { return ((val_seq *)v.as.obj)->n; }
 static inline val_str *val_as_str(stc_value v) { return (val_str *)v.as.obj; }
 /* An uninitialised string of len bytes (NUL-terminated) to be filled by the
  * caller before it is shared. INVALID when out of memory. */
-stc_value val_str_alloc(size_t len);
+stc_value stc__val_str_alloc(size_t len);
 static inline stc_value val_box_get(stc_value v) { return ((val_box *)v.as.obj)->v; }
 /* A closure over `code` with ncaps captured values (unit until filled). */
-stc_value val_func_alloc(const void *code, size_t ncaps);
+stc_value stc__val_func_alloc(const void *code, size_t ncaps);
 static inline val_func *val_as_func(stc_value v) { return (val_func *)v.as.obj; }
 
 /* Ordering for int, float and str (strings bytewise); <0, 0, >0. */
-int val_compare(stc_value a, stc_value b);
+int stc__val_compare(stc_value a, stc_value b);
 /* The total order of values without functions that `sort` uses (order.c;
  * docs/LANGUAGE.md 7): -1, 0 or 1.  Floats by IEEE totalOrder. */
-int val_order(stc_value a, stc_value b);
+int stc__val_order(stc_value a, stc_value b);
 
 /* Whether the object may be reachable along more than one path (more than
  * one reference): only such objects can be met again in a walk, so only
@@ -163,7 +163,7 @@ static inline bool val_obj_shared(const stc_obj *o)
  * with sharing (a list holding the same sublist twice, nested 40 times, has
  * 2^40 leaves but 40 objects): remembering the shared objects (or pairs of
  * them) already done keeps such walks linear in the number of objects.
- * Allocated at the first val_memo_put; if memory runs out the map keeps its
+ * Allocated at the first stc__val_memo_put; if memory runs out the map keeps its
  * entries and ignores new ones (walks stay correct, only slower).  Walks
  * start using it only after VAL_MEMO_AFTER steps, so small ones never
  * allocate. */
@@ -179,9 +179,9 @@ typedef struct val_memo {
 } val_memo;
 #define VAL_MEMO_INIT {NULL, 0, 0, false}
 /* Whether (a, b) is in m; its values go to *v and *w (either may be NULL). */
-bool val_memo_get(const val_memo *m, const void *a, const void *b, size_t *v, size_t *w);
-void val_memo_put(val_memo *m, const void *a, const void *b, size_t v, size_t w);
-void val_memo_free(val_memo *m);
+bool stc__val_memo_get(const val_memo *m, const void *a, const void *b, size_t *v, size_t *w);
+void stc__val_memo_put(val_memo *m, const void *a, const void *b, size_t v, size_t w);
+void stc__val_memo_free(val_memo *m);
 
 /* Printing with a byte limit.  The text (or JSON) of a value can be far
  * larger than the value: with sharing, exponentially so.  These append
@@ -190,24 +190,24 @@ void val_memo_free(val_memo *m);
  * over the shared objects once each, usually tells at once, else printing
  * stops at the limit); STC_ENOMEM when b failed (buf_ok).  The work is
  * linear in the number of objects plus min(text size, max). */
-int val_print_text(buf *b, stc_value v, size_t max);
-int val_print_json(buf *b, stc_value v, size_t max);
+int stc__val_print_text(buf *b, stc_value v, size_t max);
+int stc__val_print_json(buf *b, stc_value v, size_t max);
 /* Appends v's text, or, when it is longer than max bytes, its first max
  * bytes (not ending inside a UTF-8 sequence) and "...": for error messages. */
-void val_print_text_brief(buf *b, stc_value v, size_t max);
+void stc__val_print_text_brief(buf *b, stc_value v, size_t max);
 /* The result of a public printer: b's string when rc is 0, else NULL with
  * errno E2BIG (rc STC_ELIMIT: too large) or ENOMEM; b is reset. */
-char *val_print_take(buf *b, int rc);
+char *stc__val_print_take(buf *b, int rc);
 /* The limit of stc_value_to_text, stc_value_to_json, stc_result_to_json and
  * str(v): 1 GiB, ten times the text of a list of 10 million ints. */
 #define VAL_PRINT_MAX ((size_t)1 << 30)
-/* How much of a value error messages quote (val_print_text_brief). */
+/* How much of a value error messages quote (stc__val_print_text_brief). */
 #define VAL_PRINT_BRIEF 200
 /* Appends len bytes of s as a quoted STCLang string literal, escaped exactly
- * as val_print_text prints a string ("a\"b", control bytes as \xHH). */
-void val_print_text_string(buf *b, const char *s, size_t len);
+ * as stc__val_print_text prints a string ("a\"b", control bytes as \xHH). */
+void stc__val_print_text_string(buf *b, const char *s, size_t len);
 /* Appends the shortest decimal form of f that reads back exactly, with
  * ".0" when it would look like an int; "nan", "inf", "-inf" otherwise. */
-void val_print_float(buf *b, double f);
+void stc__val_print_float(buf *b, double f);
 
 #endif

@@ -95,7 +95,7 @@ static const char *progs[] = {
     "fun d(x) = [x, x]\nfun d8(x) = d(d(d(d(d(d(d(d(x))))))))\n"
     "main = let x = d8(d8(1.5)) in (x == d8(d8(1.5)), x == x, len(str(d8(d(d(d(d(d(1)))))))),"
     " smap(fn k => d8(d8(k)) == d8(d8(2)), [1, 2]))\n",
-    /* From the evaluator-only eval_oom.c this file replaced: case on ints, closures, a thread
+    /* From the evaluator-only stc__eval_oom.c this file replaced: case on ints, closures, a thread
      * outside smap, errors from a C thread, nth and a case with no match, deep recursion,
      * a thread of a tuple. (Not its `loop(0)` to the depth limit: 136 runs of that took
      * 9 s, three quarters of this test's time, for a path tests/lang covers.) */

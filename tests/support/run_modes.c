@@ -84,7 +84,7 @@ int trun_run(stc_program *prog, const stc_run_opts *opts, const trun_mode *aids,
     /* The testing aids are set here and nowhere else in tests/. */
     run_testing_opts t = {.perturb_seed = aids ? aids->perturb_seed : 0, .watchdog_ms = aids ? aids->watchdog_ms : 0};
     bool streams = stc_program_takes_input(prog);
-    out->rc = run_testing(prog, opts, &t, streams ? (io ? io : &(stc_stream){0}) : NULL, &res);
+    out->rc = stc__run_testing(prog, opts, &t, streams ? (io ? io : &(stc_stream){0}) : NULL, &res);
     if (res) {
         stc_error_info err = stc_result_error(res);
         out->has_result = true;

@@ -15,23 +15,23 @@
 
 static inline ir_loc irb_at(int line, int col) { return (ir_loc){line, col}; }
 
-static inline ir_expr *irb_int(ir_program *p, int64_t i, ir_loc l) { return ir_lit(p, stc_value_int(i), l); }
+static inline ir_expr *irb_int(ir_program *p, int64_t i, ir_loc l) { return stc__ir_lit(p, stc_value_int(i), l); }
 
 static inline ir_expr *irb_str(ir_program *p, const char *s, ir_loc l)
 {
-    return ir_lit(p, stc_value_new_str(s, strlen(s)), l);
+    return stc__ir_lit(p, stc_value_new_str(s, strlen(s)), l);
 }
 
 static inline ir_expr *irb_name(ir_program *p, const char *name, ir_loc l)
 {
-    ir_expr *e = ir_expr_new(p, IR_NAME, l);
-    e->u.name = arena_strdup(p->arena, name);
+    ir_expr *e = stc__ir_expr_new(p, IR_NAME, l);
+    e->u.name = stc__arena_strdup(p->arena, name);
     return e;
 }
 
 static inline ir_expr *irb_bin(ir_program *p, ir_binop op, ir_expr *a, ir_expr *b, ir_loc l)
 {
-    ir_expr *e = ir_expr_new(p, IR_BINOP, l);
+    ir_expr *e = stc__ir_expr_new(p, IR_BINOP, l);
     e->u.binop = op;
     e->a = a;
     e->b = b;
@@ -41,12 +41,12 @@ static inline ir_expr *irb_bin(ir_program *p, ir_binop op, ir_expr *a, ir_expr *
 /* callee(args...), n args given as varargs ir_expr*. */
 static inline ir_expr *irb_call(ir_program *p, const char *callee, ir_loc l, int n, ...)
 {
-    ir_expr *e = ir_expr_new(p, IR_CALL, l);
+    ir_expr *e = stc__ir_expr_new(p, IR_CALL, l);
     e->u.call.kind = CALL_NAME;
-    e->u.call.callee.name = arena_strdup(p->arena, callee);
+    e->u.call.callee.name = stc__arena_strdup(p->arena, callee);
     e->u.call.callee_loc = l;
     e->u.call.nargs = n;
-    e->u.call.args = ir_array(p, (size_t)n, sizeof(ir_expr *));
+    e->u.call.args = stc__ir_array(p, (size_t)n, sizeof(ir_expr *));
     va_list ap;
     va_start(ap, n);
     for (int i = 0; i < n; i++) e->u.call.args[i] = va_arg(ap, ir_expr *);
@@ -56,9 +56,9 @@ static inline ir_expr *irb_call(ir_program *p, const char *callee, ir_loc l, int
 
 static inline ir_expr *irb_agg(ir_program *p, ir_kind kind, ir_loc l, int n, ...)
 {
-    ir_expr *e = ir_expr_new(p, kind, l);
+    ir_expr *e = stc__ir_expr_new(p, kind, l);
     e->u.agg.nitems = n;
-    e->u.agg.items = ir_array(p, (size_t)n, sizeof(ir_expr *));
+    e->u.agg.items = stc__ir_array(p, (size_t)n, sizeof(ir_expr *));
     va_list ap;
     va_start(ap, n);
     for (int i = 0; i < n; i++) e->u.agg.items[i] = va_arg(ap, ir_expr *);
@@ -68,9 +68,9 @@ static inline ir_expr *irb_agg(ir_program *p, ir_kind kind, ir_loc l, int n, ...
 
 static inline ir_expr *irb_let(ir_program *p, const char *name, ir_expr *a, ir_expr *b, ir_loc l)
 {
-    ir_expr *e = ir_expr_new(p, IR_LET, l);
-    e->u.let.binders = ir_array(p, 1, sizeof(ir_var *));
-    e->u.let.binders[0] = ir_var_new(p, name, l);
+    ir_expr *e = stc__ir_expr_new(p, IR_LET, l);
+    e->u.let.binders = stc__ir_array(p, 1, sizeof(ir_var *));
+    e->u.let.binders[0] = stc__ir_var_new(p, name, l);
     e->u.let.nbinders = 1;
     e->a = a;
     e->b = b;
@@ -80,17 +80,17 @@ static inline ir_expr *irb_let(ir_program *p, const char *name, ir_expr *a, ir_e
 /* fun with n parameter names (varargs const char*); body set later. */
 static inline ir_fun *irb_fun(ir_program *p, const char *name, ir_loc l, int n, ...)
 {
-    ir_fun *f = ir_fun_new(p, name, l, n);
+    ir_fun *f = stc__ir_fun_new(p, name, l, n);
     va_list ap;
     va_start(ap, n);
-    for (int i = 0; i < n; i++) f->params[i] = ir_var_new(p, va_arg(ap, const char *), l);
+    for (int i = 0; i < n; i++) f->params[i] = stc__ir_var_new(p, va_arg(ap, const char *), l);
     va_end(ap);
     return f;
 }
 
 static inline ir_expr *irb_lambda(ir_program *p, ir_fun *f, ir_loc l)
 {
-    ir_expr *e = ir_expr_new(p, IR_LAMBDA, l);
+    ir_expr *e = stc__ir_expr_new(p, IR_LAMBDA, l);
     e->u.fn = f;
     return e;
 }
@@ -98,11 +98,11 @@ static inline ir_expr *irb_lambda(ir_program *p, ir_fun *f, ir_loc l)
 static inline ir_thread *irb_thread(ir_program *p, const char *name, const char *target, ir_expr *init,
                                     ir_loc l)
 {
-    ir_thread *t = ir_thread_new(p, name, l);
-    t->target = arena_strdup(p->arena, target);
+    ir_thread *t = stc__ir_thread_new(p, name, l);
+    t->target = stc__arena_strdup(p->arena, target);
     t->target_loc = l;
     t->init = init;
-    ir_add_thread(p, t);
+    stc__ir_add_thread(p, t);
     return t;
 }
 
@@ -115,7 +115,7 @@ typedef struct irb_names {
 static inline void irb_type_put(char *out, size_t cap, irb_names *nm, ir_type *t, bool atom)
 {
     size_t len = strlen(out);
-    t = ir_type_resolve(t);
+    t = stc__ir_type_resolve(t);
 #define IRB_PUT(s) snprintf(out + strlen(out), cap - strlen(out), "%s", s)
     if (!t) { IRB_PUT("NULL"); return; }
     (void)len;
@@ -187,11 +187,11 @@ typedef struct irb_res {
 static inline void irb_compile(irb_res *r, const char *src, const stc_env *env, bool types)
 {
     memset(r, 0, sizeof *r);
-    r->d = diags_new("t.stc", src, strlen(src));
-    r->p = r->d ? lang_parse(src, strlen(src), "t.stc", env, r->d) : NULL;
+    r->d = stc__diags_new("t.stc", src, strlen(src));
+    r->p = r->d ? stc__lang_parse(src, strlen(src), "t.stc", env, r->d) : NULL;
     if (!r->p || diags_any(r->d)) r->stage = 1;
-    else if (ir_resolve(r->p, r->d) != 0) r->stage = 2;
-    else if (types && types_check(r->p, r->d) != 0) r->stage = 3;
+    else if (stc__ir_resolve(r->p, r->d) != 0) r->stage = 2;
+    else if (types && stc__types_check(r->p, r->d) != 0) r->stage = 3;
     if (r->stage && r->d && stc_diags_count(r->d) == 0) snprintf(r->msg, sizeof r->msg, "(no diagnostic)");
     if (r->d && stc_diags_count(r->d) > 0)
         snprintf(r->msg, sizeof r->msg, "%d:%d: %s", stc_diags_line(r->d, 0), stc_diags_col(r->d, 0),
@@ -200,7 +200,7 @@ static inline void irb_compile(irb_res *r, const char *src, const stc_env *env, 
 
 static inline void irb_free(irb_res *r)
 {
-    ir_program_free(r->p);
+    stc__ir_program_free(r->p);
     stc_diags_free(r->d);
 }
 

@@ -1,5 +1,5 @@
 /* test_eval.c - the reference evaluator on hand-built IR (slots set by
- * hand, as ir_resolve would): core semantics, error reports, C threads,
+ * hand, as stc__ir_resolve would): core semantics, error reports, C threads,
  * closures, recursion, the depth limit and its C stack cost.  Programs
  * from source text are in test_eval_lang.c. */
 #include <math.h>
@@ -18,19 +18,19 @@
 
 static ir_loc at(int line, int col) { return (ir_loc){line, col}; }
 
-static ir_expr *h_lit(ir_program *p, stc_value v) { return ir_lit(p, v, at(0, 0)); }
+static ir_expr *h_lit(ir_program *p, stc_value v) { return stc__ir_lit(p, v, at(0, 0)); }
 static ir_expr *h_int(ir_program *p, int64_t i) { return h_lit(p, stc_value_int(i)); }
 
 static ir_expr *h_var(ir_program *p, ir_var *v)
 {
-    ir_expr *e = ir_expr_new(p, IR_VAR, v->loc);
+    ir_expr *e = stc__ir_expr_new(p, IR_VAR, v->loc);
     e->u.var = v;
     return e;
 }
 
 static ir_expr *h_bin(ir_program *p, ir_binop op, ir_expr *a, ir_expr *b, int line, int col)
 {
-    ir_expr *e = ir_expr_new(p, IR_BINOP, at(line, col));
+    ir_expr *e = stc__ir_expr_new(p, IR_BINOP, at(line, col));
     e->u.binop = op;
     e->a = a;
     e->b = b;
@@ -39,7 +39,7 @@ static ir_expr *h_bin(ir_program *p, ir_binop op, ir_expr *a, ir_expr *b, int li
 
 static ir_expr *h_if(ir_program *p, ir_expr *c, ir_expr *t, ir_expr *f)
 {
-    ir_expr *e = ir_expr_new(p, IR_IF, at(0, 0));
+    ir_expr *e = stc__ir_expr_new(p, IR_IF, at(0, 0));
     e->a = c;
     e->b = t;
     e->c = f;
@@ -48,7 +48,7 @@ static ir_expr *h_if(ir_program *p, ir_expr *c, ir_expr *t, ir_expr *f)
 
 static ir_expr **h_items(ir_program *p, int n, va_list ap)
 {
-    ir_expr **items = ir_array(p, (size_t)n, sizeof *items);
+    ir_expr **items = stc__ir_array(p, (size_t)n, sizeof *items);
     for (int i = 0; i < n; i++) items[i] = va_arg(ap, ir_expr *);
     return items;
 }
@@ -56,7 +56,7 @@ static ir_expr **h_items(ir_program *p, int n, va_list ap)
 /* A call of kind k to index idx (or to the local var for CALL_VALUE). */
 static ir_expr *h_call(ir_program *p, ir_callee_kind k, int idx, ir_var *var, int line, int col, int n, ...)
 {
-    ir_expr *e = ir_expr_new(p, IR_CALL, at(line, col));
+    ir_expr *e = stc__ir_expr_new(p, IR_CALL, at(line, col));
     e->u.call.kind = k;
     if (k == CALL_VALUE) e->u.call.callee.var = var;
     else e->u.call.callee.index = idx;
@@ -71,7 +71,7 @@ static ir_expr *h_call(ir_program *p, ir_callee_kind k, int idx, ir_var *var, in
 
 static ir_expr *h_seq(ir_program *p, ir_kind kind, int n, ...)
 {
-    ir_expr *e = ir_expr_new(p, kind, at(0, 0));
+    ir_expr *e = stc__ir_expr_new(p, kind, at(0, 0));
     va_list ap;
     va_start(ap, n);
     e->u.agg.items = h_items(p, n, ap);
@@ -82,7 +82,7 @@ static ir_expr *h_seq(ir_program *p, ir_kind kind, int n, ...)
 
 static ir_expr *h_ref(ir_program *p, ir_kind kind, int index)
 {
-    ir_expr *e = ir_expr_new(p, kind, at(0, 0));
+    ir_expr *e = stc__ir_expr_new(p, kind, at(0, 0));
     e->u.index = index;
     return e;
 }
@@ -91,36 +91,36 @@ static ir_expr *h_ref(ir_program *p, ir_kind kind, int index)
  * whose frame has nslots slots; top-level when top. */
 static ir_fun *h_fun(ir_program *p, const char *name, int nparams, int ncaps, int nslots, bool top)
 {
-    ir_fun *f = ir_fun_new(p, name, at(1, 1), nparams);
+    ir_fun *f = stc__ir_fun_new(p, name, at(1, 1), nparams);
     for (int i = 0; i < nparams; i++) {
         char nm[16];
         snprintf(nm, sizeof nm, "p%d", i);
-        f->params[i] = ir_var_new(p, nm, at(1, 1));
+        f->params[i] = stc__ir_var_new(p, nm, at(1, 1));
         f->params[i]->slot = ncaps + i;
         f->params[i]->owner = f;
     }
     f->nslots = nslots;
     f->ncaptures = ncaps;
-    if (ncaps) f->captures = ir_array(p, (size_t)ncaps, sizeof *f->captures);
-    if (top) ir_add_fun(p, f);
+    if (ncaps) f->captures = stc__ir_array(p, (size_t)ncaps, sizeof *f->captures);
+    if (top) stc__ir_add_fun(p, f);
     return f;
 }
 
 static ir_expr *h_lambda(ir_program *p, ir_fun *fn)
 {
-    ir_expr *e = ir_expr_new(p, IR_LAMBDA, at(0, 0));
+    ir_expr *e = stc__ir_expr_new(p, IR_LAMBDA, at(0, 0));
     e->u.fn = fn;
     return e;
 }
 
 static ir_thread *h_thread(ir_program *p, const char *name, int fun, ir_expr *init)
 {
-    ir_thread *t = ir_thread_new(p, name, at(2, 1));
+    ir_thread *t = stc__ir_thread_new(p, name, at(2, 1));
     t->kind = THREAD_LANG;
     t->fun = fun;
     t->ninputs = p->funs[fun]->nparams - 1;
     t->init = init;
-    ir_add_thread(p, t);
+    stc__ir_add_thread(p, t);
     return t;
 }
 
@@ -137,8 +137,8 @@ static stc_result *h_run(ir_program *p, int *rc)
 {
     const char *names[16];
     for (int i = 0; i < p->nthreads && i < 16; i++) names[i] = p->threads[i]->name;
-    stc_result *res = result_new((size_t)p->nthreads, names);
-    *rc = eval_run(p, res);
+    stc_result *res = stc__result_new((size_t)p->nthreads, names);
+    *rc = stc__eval_run(p, res);
     return res;
 }
 
@@ -189,7 +189,7 @@ static void h_expect_error(ir_program *p, int code, const char *msg, int line, i
 /* DESIGN.md example 1, built by hand. */
 TEST(eval_hand_example1)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
     int foo = h_stepfun(p, "foo", OP_ADD, 2, 2);
     int bar = h_stepfun(p, "bar", OP_MUL, 3, 3);
     h_thread(p, "f", foo, h_int(p, 0));
@@ -200,12 +200,12 @@ TEST(eval_hand_example1)
     p->main = h_call(p, CALL_BUILTIN, BI_SMAP, NULL, 5, 8, 2, h_lambda(p, lam),
                      h_seq(p, IR_LIST, 2, h_int(p, 10), h_int(p, 10)));
     h_expect(p, "[36, 36]", "4, 6");
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 static ir_program *h_binop_prog(ir_binop op, stc_value a, stc_value b)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
     p->main = h_bin(p, op, h_lit(p, a), h_lit(p, b), 3, 9);
     return p;
 }
@@ -214,7 +214,7 @@ static void h_check_binop(ir_binop op, stc_value a, stc_value b, const char *wan
 {
     ir_program *p = h_binop_prog(op, a, b);
     h_expect(p, want, "");
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 TEST(eval_hand_int_arith)
@@ -242,28 +242,28 @@ TEST(eval_hand_division_errors)
 {
     ir_program *p = h_binop_prog(OP_DIV, stc_value_int(1), stc_value_int(0));
     h_expect_error(p, STC_ERUNTIME, "division by zero", 3, 9, NULL, -1);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     p = h_binop_prog(OP_MOD, stc_value_int(1), stc_value_int(0));
     h_expect_error(p, STC_ERUNTIME, "modulo by zero", 3, 9, NULL, -1);
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 /* fun mk(a) = fn x => x + a; main = let g = mk(5) in g(10): a closure
  * capturing a parameter, called through CALL_VALUE. */
 TEST(eval_hand_closure)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
     ir_fun *mk = h_fun(p, "mk", 1, 0, 1, true);
     ir_fun *lam = h_fun(p, "<fn>", 1, 1, 2, false);
     lam->captures[0] = mk->params[0];
-    ir_var *cap = ir_var_new(p, "a", at(1, 1));
+    ir_var *cap = stc__ir_var_new(p, "a", at(1, 1));
     cap->slot = 0;
     lam->body = h_bin(p, OP_ADD, h_var(p, lam->params[0]), h_var(p, cap), 1, 20);
     mk->body = h_lambda(p, lam);
-    ir_var *g = ir_var_new(p, "g", at(2, 5));
+    ir_var *g = stc__ir_var_new(p, "g", at(2, 5));
     g->slot = 0;
-    ir_expr *let = ir_expr_new(p, IR_LET, at(2, 1));
-    let->u.let.binders = ir_array(p, 1, sizeof(ir_var *));
+    ir_expr *let = stc__ir_expr_new(p, IR_LET, at(2, 1));
+    let->u.let.binders = stc__ir_array(p, 1, sizeof(ir_var *));
     let->u.let.binders[0] = g;
     let->u.let.nbinders = 1;
     let->a = h_call(p, CALL_FUN, mk->index, NULL, 2, 9, 1, h_int(p, 5));
@@ -272,13 +272,13 @@ TEST(eval_hand_closure)
     p->main = let;
     p->main_nslots = 1;
     h_expect(p, "(15, 105)", "");
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 /* fun down(n) = if n == 0 then 0 else 1 + down(n - 1) */
 static ir_program *h_down_prog(int64_t n)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
     ir_fun *f = h_fun(p, "down", 1, 0, 1, true);
     ir_var *x = f->params[0];
     f->body = h_if(p, h_bin(p, OP_EQ, h_var(p, x), h_int(p, 0), 1, 20), h_int(p, 0),
@@ -294,10 +294,10 @@ TEST(eval_hand_recursion)
 {
     ir_program *p = h_down_prog(1000);
     h_expect(p, "1000", "");
-    ir_program_free(p);
+    stc__ir_program_free(p);
     p = h_down_prog(1000000);
     h_expect_error(p, STC_ELIMIT, "call depth limit exceeded", 1, 40, NULL, -1);
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 /* ---- The C stack cost of the depth limit --------------------------------- */
@@ -340,7 +340,7 @@ static size_t h_stack_used(ir_program *p, size_t size, int *rc)
  * recursion through smap, the costliest path per depth unit. */
 static ir_program *h_smap_rec_prog(int64_t n)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
     ir_fun *f = h_fun(p, "r", 1, 0, 1, true);
     ir_fun *lam = h_fun(p, "<fn>", 1, 0, 1, false);
     lam->body = h_call(p, CALL_FUN, f->index, NULL, 1, 60, 1, h_var(p, lam->params[0]));
@@ -362,11 +362,11 @@ static void h_check_stack(const char *what, ir_program *(*mk)(int64_t), int64_t 
     ir_program *p = mk(ok_n);
     (void)h_stack_used(p, (size_t)16 << 20, &rc);
     CHECK_INT(rc, 0);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     p = mk(100000000);
     size_t big = h_stack_used(p, (size_t)2 << 20, &rc); /* a 2 MiB worker stack */
     CHECK_INT(rc, STC_ELIMIT);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     /* Only one segment is on the first stack. */
     if (getenv("STC_EVAL_STACK_REPORT"))
         fprintf(stderr, "  eval stack (%s): %zu bytes used on the first stack\n", what, big);
@@ -383,7 +383,7 @@ TEST(eval_depth_limit_stack)
  * items are destructured; an error inside names thread and item. */
 TEST(eval_hand_smap_refs)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
     int foo = h_stepfun(p, "foo", OP_DIV, 2, 1);  /* (x / 2, s + 1) */
     ir_fun *add = h_fun(p, "add", 2, 0, 2, true); /* add(a, b) = a - b */
     add->body = h_bin(p, OP_SUB, h_var(p, add->params[0]), h_var(p, add->params[1]), 1, 9);
@@ -395,16 +395,16 @@ TEST(eval_hand_smap_refs)
                     h_call(p, CALL_BUILTIN, BI_SMAP, NULL, 4, 30, 2, h_ref(p, IR_THREADREF, 0),
                            h_seq(p, IR_LIST, 3, h_int(p, 8), h_int(p, 9), h_int(p, -4))));
     h_expect(p, "([4, -3], [4, 4, -2])", "3");
-    ir_program_free(p);
+    stc__ir_program_free(p);
 
     /* the same with a zero in the thread's input list: x / 0 in foo */
-    p = ir_program_new("t.stc", NULL);
+    p = stc__ir_program_new("t.stc", NULL);
     foo = h_stepfun(p, "foo", OP_DIV, 0, 1);
     h_thread(p, "f", foo, h_int(p, 0));
     p->main = h_call(p, CALL_BUILTIN, BI_SMAP, NULL, 4, 30, 2, h_ref(p, IR_THREADREF, 0),
                      h_seq(p, IR_LIST, 3, h_int(p, 8), h_int(p, 9), h_int(p, -4)));
     h_expect_error(p, STC_ERUNTIME, "division by zero", 1, 20, "f", 0);
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 /* ---- C threads -------------------------------------------------------------- */
@@ -473,14 +473,14 @@ static const stc_thread_def *h_counter_def(h_counts *counts)
 /* thread c = counter [init 1]; main = (c(a), c(b)) (or c(a, b) when pair) */
 static ir_program *h_c_prog(h_counts *counts, bool init, int64_t a, int64_t b, bool pair)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
-    ir_thread *t = ir_thread_new(p, "c", at(2, 1));
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
+    ir_thread *t = stc__ir_thread_new(p, "c", at(2, 1));
     t->kind = THREAD_C;
     t->cdef = h_counter_def(counts);
     t->ninputs = 1;
     t->init = init ? h_int(p, 1) : NULL;
-    t->out_type = ir_type_new(p, TY_INT, 0);
-    ir_add_thread(p, t);
+    t->out_type = stc__ir_type_new(p, TY_INT, 0);
+    stc__ir_add_thread(p, t);
     if (pair)
         p->main = h_call(p, CALL_THREAD, 0, NULL, 4, 2, 2, h_int(p, a), h_int(p, b));
     else
@@ -494,20 +494,20 @@ TEST(eval_hand_c_thread)
     h_counts counts = {0};
     ir_program *p = h_c_prog(&counts, true, 2, 3, false);
     h_expect(p, "(12, 123)", "123");
-    ir_program_free(p);
+    stc__ir_program_free(p);
     CHECK_INT(counts.inits, 1);
     CHECK_INT(counts.frees, 1);
 
     counts = (h_counts){0};
     p = h_c_prog(&counts, false, 2, 3, false); /* no init: state_init gets NULL */
     h_expect(p, "(1002, 10023)", "10023");
-    ir_program_free(p);
+    stc__ir_program_free(p);
     CHECK_INT(counts.frees, 1);
 
     counts = (h_counts){0};
     p = h_c_prog(&counts, true, 2, 3, true); /* c(2, 3): the tuple (2, 3) */
     h_expect(p, "15", "15");
-    ir_program_free(p);
+    stc__ir_program_free(p);
     CHECK_INT(counts.frees, 1);
 }
 
@@ -516,32 +516,32 @@ TEST(eval_hand_c_thread_errors)
     h_counts counts = {0};
     ir_program *p = h_c_prog(&counts, true, 2, -1, false);
     h_expect_error(p, STC_ERUNTIME, "thread 'c' failed: negative input -1", 4, 9, "c", -1);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     CHECK_INT(counts.frees, 1);
 
     counts = (h_counts){0};
     p = h_c_prog(&counts, true, -2, 1, false);
     h_expect_error(p, STC_ERUNTIME, "thread 'c' failed: invalid argument", 4, 2, "c", -1);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     CHECK_INT(counts.frees, 1);
 
     counts = (h_counts){0};
     p = h_c_prog(&counts, true, 1, -3, false);
     h_expect_error(p, STC_ERUNTIME, "thread 'c' returned a value of the wrong type", 4, 9, "c", -1);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     CHECK_INT(counts.frees, 1);
 
     counts = (h_counts){.fail_init = 1};
     p = h_c_prog(&counts, true, 1, 2, false);
     h_expect_error(p, STC_ERUNTIME, "thread 'c' failed to initialise: invalid argument", 2, 1, "c", -1);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     CHECK_INT(counts.frees, 0);
 
     counts = (h_counts){.fail_final = 1};
     p = h_c_prog(&counts, true, 1, 2, false);
     h_expect_error(p, STC_ERUNTIME, "thread 'c' failed to produce its final state: out of range", 2, 1,
                    "c", -1);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     CHECK_INT(counts.frees, 1);
 }
 
@@ -549,7 +549,7 @@ TEST(eval_hand_c_thread_errors)
  * pairs (destructured); fun step(a, b, s) = (a - b + s, s + 1). */
 TEST(eval_hand_thread_two_inputs)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
     ir_fun *f = h_fun(p, "step", 3, 0, 3, true);
     ir_expr *ab = h_bin(p, OP_SUB, h_var(p, f->params[0]), h_var(p, f->params[1]), 1, 5);
     f->body = h_seq(p, IR_TUPLE, 2, h_bin(p, OP_ADD, ab, h_var(p, f->params[2]), 1, 6),
@@ -561,5 +561,5 @@ TEST(eval_hand_thread_two_inputs)
                     h_call(p, CALL_BUILTIN, BI_SMAP, NULL, 3, 9, 2, h_ref(p, IR_THREADREF, 0), pairs),
                     h_call(p, CALL_THREAD, 0, NULL, 3, 1, 1, h_seq(p, IR_TUPLE, 2, h_int(p, 0), h_int(p, 0))));
     h_expect(p, "(9, [15, 9], 13)", "14");
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }

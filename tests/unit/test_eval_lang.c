@@ -1,5 +1,5 @@
 /* test_eval_lang.c - the reference evaluator on programs from source text:
- * lang_parse -> ir_resolve -> types_check -> eval_run.  Exact results,
+ * stc__lang_parse -> stc__ir_resolve -> stc__types_check -> stc__eval_run.  Exact results,
  * final states and runtime error reports (message, line:col, thread,
  * smap item).  Leaks on every path are caught by running under ASan. */
 #include <math.h>
@@ -20,15 +20,15 @@
 static ir_program *l_compile(stc_env *env, const char *src, int line)
 {
     size_t len = strlen(src);
-    stc_diags *d = diags_new("t.stc", src, len);
-    ir_program *p = d ? lang_parse(src, len, "t.stc", env, d) : NULL;
-    if (p && !diags_any(d)) ir_resolve(p, d);
-    if (p && !diags_any(d)) types_check(p, d);
+    stc_diags *d = stc__diags_new("t.stc", src, len);
+    ir_program *p = d ? stc__lang_parse(src, len, "t.stc", env, d) : NULL;
+    if (p && !diags_any(d)) stc__ir_resolve(p, d);
+    if (p && !diags_any(d)) stc__types_check(p, d);
     if (!p || diags_any(d)) {
         char *msg = d ? stc_diags_format(d) : NULL;
         test_fail(__FILE__, line, "does not compile: %s", msg ? msg : "(out of memory)");
         free(msg);
-        ir_program_free(p);
+        stc__ir_program_free(p);
         p = NULL;
     }
     stc_diags_free(d);
@@ -41,9 +41,9 @@ static stc_result *l_run(stc_env *env, const char *src, int line, int *rc)
     if (!p) return NULL;
     const char *names[64];
     for (int i = 0; i < p->nthreads && i < 64; i++) names[i] = p->threads[i]->name;
-    stc_result *res = result_new((size_t)p->nthreads, names);
-    *rc = eval_run(p, res);
-    ir_program_free(p);
+    stc_result *res = stc__result_new((size_t)p->nthreads, names);
+    *rc = stc__eval_run(p, res);
+    stc__ir_program_free(p);
     return res;
 }
 

@@ -224,7 +224,7 @@ TEST(fault_lifecycle_thousands_of_runs)
 }
 
 /* An error at the first items, many workers, perturbed: the stop must wake
- * every parked worker (a missed wake-up once left sched_run waiting
+ * every parked worker (a missed wake-up once left stc__sched_run waiting
  * forever; the watchdog turns such a hang into an abort with a dump). */
 TEST(fault_early_error_wakes_every_worker)
 {

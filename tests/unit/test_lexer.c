@@ -12,54 +12,54 @@
 static char *lexer_stream(const char *src, size_t len, stc_diags *d)
 {
     lexer lx;
-    lex_init(&lx, src, len, d);
+    stc__lex_init(&lx, src, len, d);
     buf b = BUF_INIT;
     for (int guard = 0; guard < 100000; guard++) {
-        lex_token t = lex_next(&lx);
-        if (b.len) buf_putc(&b, ' ');
+        lex_token t = stc__lex_next(&lx);
+        if (b.len) stc__buf_putc(&b, ' ');
         switch (t.kind) {
-        case TOK_EOF: buf_puts(&b, "EOF"); break;
-        case TOK_INT: buf_printf(&b, "int:%lld", (long long)t.ival); break;
-        case TOK_FLOAT: buf_printf(&b, "float:%.17g", t.fval); break;
+        case TOK_EOF: stc__buf_puts(&b, "EOF"); break;
+        case TOK_INT: stc__buf_printf(&b, "int:%lld", (long long)t.ival); break;
+        case TOK_FLOAT: stc__buf_printf(&b, "float:%.17g", t.fval); break;
         case TOK_STRING: {
             buf s = BUF_INIT;
-            lex_string_value(&lx, &t, &s);
-            buf_puts(&b, "str:\"");
+            stc__lex_string_value(&lx, &t, &s);
+            stc__buf_puts(&b, "str:\"");
             for (size_t i = 0; i < s.len; i++) {
                 unsigned char c = (unsigned char)s.data[i];
-                if (c < 0x20 || c >= 0x7f) buf_printf(&b, "\\x%02x", c);
-                else buf_putc(&b, (char)c);
+                if (c < 0x20 || c >= 0x7f) stc__buf_printf(&b, "\\x%02x", c);
+                else stc__buf_putc(&b, (char)c);
             }
-            buf_putc(&b, '"');
-            buf_free(&s);
+            stc__buf_putc(&b, '"');
+            stc__buf_free(&s);
             break;
         }
-        default: buf_put(&b, src + t.start, t.len); break;
+        default: stc__buf_put(&b, src + t.start, t.len); break;
         }
-        buf_printf(&b, "@%d:%d", t.line, t.col);
+        stc__buf_printf(&b, "@%d:%d", t.line, t.col);
         if (t.kind == TOK_EOF) break;
     }
-    return buf_take(&b);
+    return stc__buf_take(&b);
 }
 
 static char *lexer_kinds(const char *src)
 {
     lexer lx;
-    lex_init(&lx, src, strlen(src), NULL);
+    stc__lex_init(&lx, src, strlen(src), NULL);
     buf b = BUF_INIT;
     for (;;) {
-        lex_token t = lex_next(&lx);
-        if (b.len) buf_putc(&b, ' ');
-        buf_puts(&b, lex_kind_name(t.kind));
+        lex_token t = stc__lex_next(&lx);
+        if (b.len) stc__buf_putc(&b, ' ');
+        stc__buf_puts(&b, stc__lex_kind_name(t.kind));
         if (t.kind == TOK_EOF) break;
     }
-    return buf_take(&b);
+    return stc__buf_take(&b);
 }
 
 /* Checks the token stream and that no diagnostic was produced. */
 #define CHECK_LEX(src, expected)                                                          \
     do {                                                                                  \
-        stc_diags *d_ = diags_new("t", NULL, 0);                                          \
+        stc_diags *d_ = stc__diags_new("t", NULL, 0);                                          \
         char *s_ = lexer_stream((src), strlen(src), d_);                                  \
         CHECK_STR(s_, (expected));                                                        \
         CHECK_INT(stc_diags_count(d_), 0);                                                \
@@ -72,14 +72,14 @@ static char *lexer_diag_list(stc_diags *d)
 {
     buf b = BUF_INIT;
     for (size_t i = 0; i < stc_diags_count(d); i++)
-        buf_printf(&b, "%s%d:%d: %s", i ? "; " : "", stc_diags_line(d, i), stc_diags_col(d, i),
+        stc__buf_printf(&b, "%s%d:%d: %s", i ? "; " : "", stc_diags_line(d, i), stc_diags_col(d, i),
                    stc_diags_message(d, i));
-    return buf_take(&b);
+    return stc__buf_take(&b);
 }
 
 #define CHECK_LEX_ERR(src, len, expected, diags)                                          \
     do {                                                                                  \
-        stc_diags *d_ = diags_new("t", NULL, 0);                                          \
+        stc_diags *d_ = stc__diags_new("t", NULL, 0);                                          \
         char *s_ = lexer_stream((src), (len), d_);                                        \
         char *m_ = lexer_diag_list(d_);                                                   \
         CHECK_STR(s_, (expected));                                                        \
@@ -137,10 +137,10 @@ TEST(lexer_integers)
               "int:0@1:1 int:7@1:3 int:7@1:5 int:42@1:9 int:9223372036854775807@1:12 EOF@1:31");
     /* 2^63 lexes (flagged); only the parser decides whether a '-' precedes it */
     lexer lx;
-    lex_init(&lx, "9223372036854775808 9223372036854775807", 39, NULL);
-    lex_token t = lex_next(&lx);
+    stc__lex_init(&lx, "9223372036854775808 9223372036854775807", 39, NULL);
+    lex_token t = stc__lex_next(&lx);
     CHECK(t.kind == TOK_INT && t.int_min && !t.bad && t.ival == INT64_MIN);
-    t = lex_next(&lx);
+    t = stc__lex_next(&lx);
     CHECK(t.kind == TOK_INT && !t.int_min && t.ival == INT64_MAX);
     CHECK_LEX_ERR("1 9223372036854775809 99999999999999999999999 2", 47,
                   "int:1@1:1 int:0@1:3 int:0@1:23 int:2@1:47 EOF@1:48",
@@ -167,10 +167,10 @@ TEST(lexer_floats)
               "float:1.5@1:1 float:1000@1:5 float:0.0025000000000000001@1:9 float:100@1:16 "
               "float:0.10000000000000001@1:21 float:3@1:25 float:1@1:31 EOF@1:36");
     lexer lx;
-    lex_init(&lx, "0.1 2.5e-3 123456.789e-2 4.9e-324 1e-400", 40, NULL);
+    stc__lex_init(&lx, "0.1 2.5e-3 123456.789e-2 4.9e-324 1e-400", 40, NULL);
     double want[] = {0.1, 2.5e-3, 123456.789e-2, 4.9e-324, 0.0};
     for (int i = 0; i < 5; i++) {
-        lex_token t = lex_next(&lx);
+        lex_token t = stc__lex_next(&lx);
         CHECK(t.kind == TOK_FLOAT && t.fval == want[i]);
     }
     /* an exponent needs a digit: 1e, 2e+, 1.5e are malformed numbers */
@@ -190,13 +190,13 @@ TEST(lexer_floats)
     CHECK_LEX_ERR(".5", 2, "int:5@1:2 EOF@1:3", "1:1: unexpected character '.'");
     /* a very long mantissa (takes the heap path) still converts exactly */
     buf b = BUF_INIT;
-    buf_puts(&b, "0.");
-    for (int i = 0; i < 300; i++) buf_putc(&b, '0');
-    buf_puts(&b, "15e302");
-    lex_init(&lx, b.data, b.len, NULL);
-    lex_token t = lex_next(&lx);
+    stc__buf_puts(&b, "0.");
+    for (int i = 0; i < 300; i++) stc__buf_putc(&b, '0');
+    stc__buf_puts(&b, "15e302");
+    stc__lex_init(&lx, b.data, b.len, NULL);
+    lex_token t = stc__lex_next(&lx);
     CHECK(t.kind == TOK_FLOAT && t.fval == 15.0 && t.len == b.len);
-    buf_free(&b);
+    stc__buf_free(&b);
 }
 
 TEST(lexer_numbers_at_end_of_unterminated_buffer)
@@ -219,13 +219,13 @@ TEST(lexer_strings)
     CHECK_LEX("\"h\xc3\xa9 -- x\" y", "str:\"h\\xc3\\xa9 -- x\"@1:1 y@1:12 EOF@1:13");
     /* embedded NUL through \0 keeps the length */
     lexer lx;
-    lex_init(&lx, "\"a\\0b\"", 6, NULL);
-    lex_token t = lex_next(&lx);
+    stc__lex_init(&lx, "\"a\\0b\"", 6, NULL);
+    lex_token t = stc__lex_next(&lx);
     buf s = BUF_INIT;
-    lex_string_value(&lx, &t, &s);
+    stc__lex_string_value(&lx, &t, &s);
     CHECK_INT(s.len, 3);
     CHECK(s.data[1] == '\0' && s.data[2] == 'b');
-    buf_free(&s);
+    stc__buf_free(&s);
 }
 
 TEST(lexer_string_errors)
@@ -277,18 +277,18 @@ TEST(lexer_byte_order_mark)
 TEST(lexer_after_junk_flag)
 {
     lexer lx;
-    lex_init(&lx, "a $ b c \"x\ny z", 14, NULL);
-    lex_token t = lex_next(&lx);
+    stc__lex_init(&lx, "a $ b c \"x\ny z", 14, NULL);
+    lex_token t = stc__lex_next(&lx);
     CHECK(!t.after_junk); /* a */
-    t = lex_next(&lx);
+    t = stc__lex_next(&lx);
     CHECK(t.after_junk); /* b, after $ */
-    t = lex_next(&lx);
+    t = stc__lex_next(&lx);
     CHECK(!t.after_junk); /* c */
-    t = lex_next(&lx);
+    t = stc__lex_next(&lx);
     CHECK(t.kind == TOK_STRING && !t.after_junk && t.bad);
-    t = lex_next(&lx);
+    t = stc__lex_next(&lx);
     CHECK(t.after_junk); /* y, after the broken string */
-    t = lex_next(&lx);
+    t = stc__lex_next(&lx);
     CHECK(!t.after_junk);
     CHECK_INT(lx.errors, 2);
     CHECK_INT(lx.desyncs, 2);
@@ -296,12 +296,12 @@ TEST(lexer_after_junk_flag)
 
 TEST(lexer_kind_names)
 {
-    CHECK_STR(lex_kind_name(TOK_EOF), "end of input");
-    CHECK_STR(lex_kind_name(TOK_IDENT), "identifier");
-    CHECK_STR(lex_kind_name(TOK_ARROW), "'->'");
-    CHECK_STR(lex_kind_name(TOK_IN), "'in'");
-    CHECK_STR(lex_kind_name((lex_kind)999), "token");
-    for (int k = 0; k < TOK_COUNT_; k++) CHECK(strcmp(lex_kind_name((lex_kind)k), "token") != 0);
+    CHECK_STR(stc__lex_kind_name(TOK_EOF), "end of input");
+    CHECK_STR(stc__lex_kind_name(TOK_IDENT), "identifier");
+    CHECK_STR(stc__lex_kind_name(TOK_ARROW), "'->'");
+    CHECK_STR(stc__lex_kind_name(TOK_IN), "'in'");
+    CHECK_STR(stc__lex_kind_name((lex_kind)999), "token");
+    for (int k = 0; k < TOK_COUNT_; k++) CHECK(strcmp(stc__lex_kind_name((lex_kind)k), "token") != 0);
 }
 
 /* A small deterministic PRNG (xorshift64*), no rand(). */
@@ -324,13 +324,13 @@ TEST(lexer_random_bytes)
             unsigned r = (unsigned)lexer_rng(&seed);
             src[i] = ascii ? " \n\"\\-=>|()x1.e_\t"[r % 16] : (char)(r & 0xff);
         }
-        stc_diags *d = diags_new("t", NULL, 0);
+        stc_diags *d = stc__diags_new("t", NULL, 0);
         lexer lx;
-        lex_init(&lx, src, len, d);
+        stc__lex_init(&lx, src, len, d);
         size_t last = 0;
         int n = 0;
         for (;;) {
-            lex_token t = lex_next(&lx);
+            lex_token t = stc__lex_next(&lx);
             CHECK(t.line >= 1 && t.col >= 1);
             CHECK(t.start >= last && t.start + t.len <= len);
             last = t.start + t.len;

@@ -20,18 +20,18 @@ static bool map_matches(stc_value m, const bool *present, const int64_t *val)
 {
     size_t n = 0;
     for (int k = 0; k < KEYS; k++) {
-        const stc_value *v = val_map_find(m, stc_value_int(k));
+        const stc_value *v = stc__val_map_find(m, stc_value_int(k));
         if (present[k] != (v != NULL) || (v && v->as.i != val[k])) return false;
         n += present[k];
     }
     if (val_map_len(m) != n) return false;
     /* iteration: ascending keys, exactly the present ones */
     val_map_iter it;
-    val_map_iter_init(&it, m);
+    stc__val_map_iter_init(&it, m);
     stc_value k, v;
     int64_t last = -1;
     size_t seen = 0;
-    while (val_map_iter_next(&it, &k, &v)) {
+    while (stc__val_map_iter_next(&it, &k, &v)) {
         if (k.as.i <= last || !present[k.as.i] || v.as.i != val[k.as.i]) return false;
         last = k.as.i;
         seen++;
@@ -44,7 +44,7 @@ TEST(map_random_against_reference)
     bool present[KEYS] = {false};
     int64_t val[KEYS] = {0};
     unsigned seed = 12345;
-    stc_value m = val_map_new();
+    stc_value m = stc__val_map_new();
     CHECK(m.tag == STC_T_MAP);
     bool ok = true;
     for (int step = 0; step < 20000 && ok; step++) {
@@ -52,14 +52,14 @@ TEST(map_random_against_reference)
         int k = (int)((seed >> 8) % KEYS);
         bool put = ((seed >> 20) % 3) != 0;
         if (put) {
-            CHECK_INT(val_map_put(m, stc_value_int(k), stc_value_int(step), &m), 0);
+            CHECK_INT(stc__val_map_put(m, stc_value_int(k), stc_value_int(step), &m), 0);
             present[k] = true;
             val[k] = step;
         } else {
-            CHECK_INT(val_map_remove(m, stc_value_int(k), &m), 0);
+            CHECK_INT(stc__val_map_remove(m, stc_value_int(k), &m), 0);
             present[k] = false;
         }
-        if (!val_map_check(m) || (step % 97 == 0 && !map_matches(m, present, val))) ok = false;
+        if (!stc__val_map_check(m) || (step % 97 == 0 && !map_matches(m, present, val))) ok = false;
     }
     CHECK(ok);
     CHECK(map_matches(m, present, val));
@@ -70,24 +70,24 @@ TEST(map_random_against_reference)
  * copied along one path and the original keeps its contents. */
 TEST(map_in_place_and_shared)
 {
-    stc_value m = val_map_new();
-    for (int i = 0; i < 100; i++) CHECK_INT(val_map_put(m, stc_value_int(i), stc_value_int(i), &m), 0);
+    stc_value m = stc__val_map_new();
+    for (int i = 0; i < 100; i++) CHECK_INT(stc__val_map_put(m, stc_value_int(i), stc_value_int(i), &m), 0);
     const stc_obj *before = m.as.obj;
-    CHECK_INT(val_map_put(m, stc_value_int(1000), stc_value_int(1), &m), 0);
+    CHECK_INT(stc__val_map_put(m, stc_value_int(1000), stc_value_int(1), &m), 0);
     CHECK(m.as.obj == before); /* unique: in place */
     stc_value shared = stc_value_retain(m);
     stc_value copy;
-    CHECK_INT(val_map_put(m, stc_value_int(5), stc_value_int(-5), &copy), 0);
+    CHECK_INT(stc__val_map_put(m, stc_value_int(5), stc_value_int(-5), &copy), 0);
     CHECK(copy.as.obj != shared.as.obj);
-    CHECK_INT(val_map_find(shared, stc_value_int(5))->as.i, 5);
-    CHECK_INT(val_map_find(copy, stc_value_int(5))->as.i, -5);
+    CHECK_INT(stc__val_map_find(shared, stc_value_int(5))->as.i, 5);
+    CHECK_INT(stc__val_map_find(copy, stc_value_int(5))->as.i, -5);
     CHECK_INT(val_map_len(shared), 101);
     stc_value_retain(copy);
     stc_value removed;
-    CHECK_INT(val_map_remove(copy, stc_value_int(50), &removed), 0);
-    CHECK(val_map_find(copy, stc_value_int(50)) != NULL);
-    CHECK(val_map_find(removed, stc_value_int(50)) == NULL);
-    CHECK(val_map_check(shared) && val_map_check(copy) && val_map_check(removed));
+    CHECK_INT(stc__val_map_remove(copy, stc_value_int(50), &removed), 0);
+    CHECK(stc__val_map_find(copy, stc_value_int(50)) != NULL);
+    CHECK(stc__val_map_find(removed, stc_value_int(50)) == NULL);
+    CHECK(stc__val_map_check(shared) && stc__val_map_check(copy) && stc__val_map_check(removed));
     CHECK_INT(val_map_len(removed), 100);
     /* the untouched nodes are shared, not copied: the root differs, a
      * leaf far from key 5 is the same node */
@@ -106,24 +106,24 @@ TEST(map_key_order)
     /* floats by totalOrder: -nan < -inf < -1 < -0.0 < 0.0 < 1 < inf < nan */
     double fs[] = {-__builtin_nan(""), -__builtin_inf(), -1.0, -0.0, 0.0, 1.0, __builtin_inf(), __builtin_nan("")};
     for (size_t i = 0; i + 1 < sizeof fs / sizeof fs[0]; i++)
-        CHECK(val_key_compare(stc_value_float(fs[i]), stc_value_float(fs[i + 1])) < 0);
-    CHECK_INT(val_key_compare(stc_value_float(__builtin_nan("")), stc_value_float(__builtin_nan(""))), 0);
+        CHECK(stc__val_key_compare(stc_value_float(fs[i]), stc_value_float(fs[i + 1])) < 0);
+    CHECK_INT(stc__val_key_compare(stc_value_float(__builtin_nan("")), stc_value_float(__builtin_nan(""))), 0);
     stc_value ab = stc_value_new_str("ab", 2), a = stc_value_new_str("a", 1), b = stc_value_new_str("b", 1);
-    CHECK(val_key_compare(a, ab) < 0 && val_key_compare(ab, b) < 0 && val_key_compare(b, a) > 0);
+    CHECK(stc__val_key_compare(a, ab) < 0 && stc__val_key_compare(ab, b) < 0 && stc__val_key_compare(b, a) > 0);
     stc_value l1 = stc_value_new_list(1, (stc_value[]){stc_value_int(1)});
     stc_value l12 = stc_value_new_list(2, (stc_value[]){stc_value_int(1), stc_value_int(2)});
     stc_value l2 = stc_value_new_list(1, (stc_value[]){stc_value_int(2)});
-    CHECK(val_key_compare(l1, l12) < 0 && val_key_compare(l12, l2) < 0);
+    CHECK(stc__val_key_compare(l1, l12) < 0 && stc__val_key_compare(l12, l2) < 0);
     stc_value il = stc_value_new_inl(stc_value_int(9)), ir = stc_value_new_inr(stc_value_int(0));
-    CHECK(val_key_compare(il, ir) < 0);
-    CHECK(val_key_compare(stc_value_bool(false), stc_value_bool(true)) < 0);
+    CHECK(stc__val_key_compare(il, ir) < 0);
+    CHECK(stc__val_key_compare(stc_value_bool(false), stc_value_bool(true)) < 0);
     /* a value nested 100000 deep through its last item compares without recursion */
     stc_value x = stc_value_int(0), y = stc_value_int(1);
     for (int i = 0; i < 100000; i++) {
         x = stc_value_new_tuple(2, (stc_value[]){stc_value_int(i), x});
         y = stc_value_new_tuple(2, (stc_value[]){stc_value_int(i), y});
     }
-    CHECK(val_key_compare(x, y) < 0);
+    CHECK(stc__val_key_compare(x, y) < 0);
     /* released level by level: releasing a deep value recurses (value.c) */
     for (stc_value *z = &x; z; z = z == &x ? &y : NULL)
         while (z->tag == STC_T_TUPLE) {
@@ -258,9 +258,9 @@ static void moves_collect(const ir_expr *e, char *out, size_t cap)
 
 static void check_moves(const char *src, const char *want, bool thread_moves, int line)
 {
-    stc_diags *d = diags_new("t.stc", src, strlen(src));
-    ir_program *p = d ? lang_parse(src, strlen(src), "t.stc", NULL, d) : NULL;
-    if (p && !diags_any(d)) ir_resolve(p, d);
+    stc_diags *d = stc__diags_new("t.stc", src, strlen(src));
+    ir_program *p = d ? stc__lang_parse(src, strlen(src), "t.stc", NULL, d) : NULL;
+    if (p && !diags_any(d)) stc__ir_resolve(p, d);
     if (!p || diags_any(d)) {
         test_fail(__FILE__, line, "does not resolve: %s", src);
     } else {
@@ -271,7 +271,7 @@ static void check_moves(const char *src, const char *want, bool thread_moves, in
         if (p->nthreads > 0 && p->threads[0]->state_moves != thread_moves)
             test_fail(__FILE__, line, "thread state_moves %d, expected %d", p->threads[0]->state_moves, thread_moves);
     }
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
 }
 

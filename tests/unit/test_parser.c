@@ -1,4 +1,4 @@
-/* test_parser.c - STCLang text -> IR (before ir_resolve): every construct,
+/* test_parser.c - STCLang text -> IR (before stc__ir_resolve): every construct,
  * precedence, locations, error messages, recovery and robustness. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,19 +14,19 @@ static char *parser_diags(const stc_diags *d)
 {
     buf b = BUF_INIT;
     for (size_t i = 0; i < stc_diags_count(d); i++)
-        buf_printf(&b, "%s%d:%d: %s", i ? "; " : "", stc_diags_line(d, i), stc_diags_col(d, i),
+        stc__buf_printf(&b, "%s%d:%d: %s", i ? "; " : "", stc_diags_line(d, i), stc_diags_col(d, i),
                    stc_diags_message(d, i));
-    return buf_take(&b);
+    return stc__buf_take(&b);
 }
 
 /* Parses src; returns the program dump (locs or not) and the diagnostics. */
 static void parser_run(const char *src, size_t len, bool locs, char **dump, char **diags)
 {
-    stc_diags *d = diags_new("t.stc", src, len);
-    ir_program *p = lang_parse(src, len, "t.stc", NULL, d);
+    stc_diags *d = stc__diags_new("t.stc", src, len);
+    ir_program *p = stc__lang_parse(src, len, "t.stc", NULL, d);
     *dump = p ? ir_dump_program(p, locs) : NULL;
     *diags = parser_diags(d);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
 }
 
@@ -92,8 +92,8 @@ TEST(parser_design_example1)
         " (list@5:30 10@5:31 10@5:35)))\n");
 
     /* the shape, field by field */
-    stc_diags *d = diags_new("t.stc", NULL, 0);
-    ir_program *p = lang_parse(parser_example1, strlen(parser_example1), "ex1.stc", NULL, d);
+    stc_diags *d = stc__diags_new("t.stc", NULL, 0);
+    ir_program *p = stc__lang_parse(parser_example1, strlen(parser_example1), "ex1.stc", NULL, d);
     CHECK(p != NULL);
     if (!p) return;
     CHECK_INT(stc_diags_count(d), 0);
@@ -121,7 +121,7 @@ TEST(parser_design_example1)
     CHECK(lst->kind == IR_LIST && lst->u.agg.nitems == 2);
     CHECK(lst->u.agg.items[0]->kind == IR_LIT && lst->u.agg.items[0]->u.lit.tag == STC_T_INT &&
           lst->u.agg.items[0]->u.lit.as.i == 10);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
 }
 
@@ -171,9 +171,9 @@ TEST(parser_declarations)
     CHECK_PROGRAM("  main = main(1)\n  fun main(x) = let main = x in main\n",
                   "(fun main (x) (let main x main))\n(main (call main 1))\n");
     /* annotations keep their structure */
-    stc_diags *d = diags_new("t", NULL, 0);
+    stc_diags *d = stc__diags_new("t", NULL, 0);
     const char *src = "fun f(a: (int, str) -> [bool], b): int + float -> unit = a";
-    ir_program *p = lang_parse(src, strlen(src), NULL, NULL, d);
+    ir_program *p = stc__lang_parse(src, strlen(src), NULL, NULL, d);
     CHECK(p && stc_diags_count(d) == 0);
     if (p) {
         ir_fun *f = p->funs[0];
@@ -184,7 +184,7 @@ TEST(parser_declarations)
         CHECK(f->params[1]->loc.col == 32);
         CHECK_STR(p->file, "<input>");
     }
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
     /* an empty program, or only comments */
     CHECK_PROGRAM("", "");
@@ -211,9 +211,9 @@ TEST(parser_literals)
     CHECK_EXPR("-(3)", "(- 3)");
     CHECK_EXPR("- -3", "(- -3)");
     /* the literal values themselves */
-    stc_diags *d = diags_new("t", NULL, 0);
+    stc_diags *d = stc__diags_new("t", NULL, 0);
     const char *src = "main = (\"x\\0y\", -9223372036854775808, 0.1, ())";
-    ir_program *p = lang_parse(src, strlen(src), NULL, NULL, d);
+    ir_program *p = stc__lang_parse(src, strlen(src), NULL, NULL, d);
     CHECK(p && p->main && p->main->kind == IR_TUPLE && p->main->u.agg.nitems == 4);
     if (p && p->main) {
         ir_expr **it = p->main->u.agg.items;
@@ -225,7 +225,7 @@ TEST(parser_literals)
         CHECK(it[2]->u.lit.tag == STC_T_FLOAT && it[2]->u.lit.as.f == 0.1);
         CHECK(it[3]->u.lit.tag == STC_T_UNIT && it[3]->loc.col == 44);
     }
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
 }
 
@@ -276,9 +276,9 @@ TEST(parser_let_if_fn_inl)
     CHECK_PROGRAM_LOCS("main = if c then -x else - 1.5",
                        "(main@1:1 (if@1:8 c@1:11 (-@1:18 x@1:19) -1.5@1:26))\n");
     /* the lambda's ir_fun */
-    stc_diags *d = diags_new("t", NULL, 0);
+    stc_diags *d = stc__diags_new("t", NULL, 0);
     const char *src = "main = fn (a, b) => a";
-    ir_program *p = lang_parse(src, strlen(src), NULL, NULL, d);
+    ir_program *p = stc__lang_parse(src, strlen(src), NULL, NULL, d);
     CHECK(p && p->main && p->main->kind == IR_LAMBDA);
     if (p && p->main) {
         ir_fun *fn = p->main->u.fn;
@@ -289,7 +289,7 @@ TEST(parser_let_if_fn_inl)
         CHECK(fn->body->kind == IR_NAME && fn->params[1]->loc.col == 15);
         CHECK_INT(p->nfuns, 0); /* lambdas are not top-level functions */
     }
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
 }
 
@@ -318,9 +318,9 @@ TEST(parser_case)
                        "(main@1:1 (case@1:8 e@1:13 ((inl x@2:9)@2:5 => x@2:14)"
                        " ((a@3:6 b@3:9)@3:5 => a@3:15)))\n");
     /* the alternatives' fields */
-    stc_diags *d = diags_new("t", NULL, 0);
+    stc_diags *d = stc__diags_new("t", NULL, 0);
     const char *src = "main = case e of \"k\" => 1 | (a, b, c) => 2 | inr z => 3 | _ => 4";
-    ir_program *p = lang_parse(src, strlen(src), NULL, NULL, d);
+    ir_program *p = stc__lang_parse(src, strlen(src), NULL, NULL, d);
     CHECK(p && p->main && p->main->kind == IR_CASE && p->main->u.cas.nalts == 4);
     if (p && p->main) {
         ir_alt *a = p->main->u.cas.alts;
@@ -332,7 +332,7 @@ TEST(parser_case)
         CHECK_STR(a[2].vars[0]->name, "z");
         CHECK(a[3].pat == PAT_WILD && a[3].nvars == 0 && a[3].body->kind == IR_LIT);
     }
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
 }
 
@@ -380,14 +380,14 @@ TEST(parser_precedence)
 
 static char *parser_type(const char *text, char **diags)
 {
-    ir_program *p = ir_program_new("t", NULL);
-    stc_diags *d = diags_new("t", NULL, 0);
-    ir_type *t = lang_parse_type(p, text, d);
-    char *s = t ? ir_type_to_string(t) : NULL;
+    ir_program *p = stc__ir_program_new("t", NULL);
+    stc_diags *d = stc__diags_new("t", NULL, 0);
+    ir_type *t = stc__lang_parse_type(p, text, d);
+    char *s = t ? stc__ir_type_to_string(t) : NULL;
     *diags = parser_diags(d);
     CHECK((t == NULL) == (stc_diags_count(d) > 0));
     stc_diags_free(d);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     return s;
 }
 
@@ -435,17 +435,17 @@ TEST(parser_types)
     CHECK_TYPE("-- comment\nint", "int");
 
     /* the structure itself */
-    ir_program *p = ir_program_new("t", NULL);
-    ir_type *t = lang_parse_type(p, "int -> bool -> str", NULL);
+    ir_program *p = stc__ir_program_new("t", NULL);
+    ir_type *t = stc__lang_parse_type(p, "int -> bool -> str", NULL);
     CHECK(t && t->kind == TY_FUN && t->args[0]->kind == TY_INT && t->args[1]->kind == TY_FUN);
-    t = lang_parse_type(p, "int + bool + str", NULL);
+    t = stc__lang_parse_type(p, "int + bool + str", NULL);
     CHECK(t && t->kind == TY_SUM && t->args[0]->kind == TY_SUM && t->args[1]->kind == TY_STR);
-    t = lang_parse_type(p, "(int, bool, [str])", NULL);
+    t = stc__lang_parse_type(p, "(int, bool, [str])", NULL);
     CHECK(t && t->kind == TY_TUPLE && t->n == 3 && t->args[2]->kind == TY_LIST &&
           t->args[2]->args[0]->kind == TY_STR);
-    CHECK(lang_parse_type(p, "nope", NULL) == NULL); /* NULL diags are fine */
-    CHECK(lang_parse_type(NULL, "int", NULL) == NULL);
-    ir_program_free(p);
+    CHECK(stc__lang_parse_type(p, "nope", NULL) == NULL); /* NULL diags are fine */
+    CHECK(stc__lang_parse_type(NULL, "int", NULL) == NULL);
+    stc__ir_program_free(p);
 }
 
 TEST(parser_type_errors)
@@ -468,30 +468,30 @@ TEST(parser_type_errors)
     free(dg);
     /* nesting: by recursion ([[[...) and by a long left-associative chain */
     buf b = BUF_INIT;
-    for (int i = 0; i < 5000; i++) buf_putc(&b, '[');
-    buf_puts(&b, "int");
+    for (int i = 0; i < 5000; i++) stc__buf_putc(&b, '[');
+    stc__buf_puts(&b, "int");
     s = parser_type(b.data, &dg);
     CHECK(s == NULL);
     CHECK_STR(dg, "1:1001: type nested too deeply (limit 1000)");
     free(dg);
-    buf_free(&b);
-    buf_puts(&b, "int");
-    for (int i = 0; i < 1500; i++) buf_puts(&b, " + int");
+    stc__buf_free(&b);
+    stc__buf_puts(&b, "int");
+    for (int i = 0; i < 1500; i++) stc__buf_puts(&b, " + int");
     s = parser_type(b.data, &dg);
     CHECK(s == NULL);
     CHECK_STR(dg, "1:1: type nested too deeply (limit 1000)");
     free(dg);
-    buf_free(&b);
+    stc__buf_free(&b);
     /* 998 levels are fine */
-    for (int i = 0; i < 998; i++) buf_putc(&b, '[');
-    buf_puts(&b, "int");
-    for (int i = 0; i < 998; i++) buf_putc(&b, ']');
+    for (int i = 0; i < 998; i++) stc__buf_putc(&b, '[');
+    stc__buf_puts(&b, "int");
+    for (int i = 0; i < 998; i++) stc__buf_putc(&b, ']');
     s = parser_type(b.data, &dg);
     CHECK(s != NULL);
     CHECK_STR(dg, "");
     free(s);
     free(dg);
-    buf_free(&b);
+    stc__buf_free(&b);
 }
 
 /* ---- errors ------------------------------------------------------------ */
@@ -593,15 +593,15 @@ TEST(parser_error_recovery)
                       "fun g(x) = x\n"
                       "thread t = 3\n"
                       "main = g(1)\n";
-    stc_diags *d = diags_new("t", NULL, 0);
-    ir_program *p = lang_parse(src, strlen(src), NULL, NULL, d);
+    stc_diags *d = stc__diags_new("t", NULL, 0);
+    ir_program *p = stc__lang_parse(src, strlen(src), NULL, NULL, d);
     char *dg = parser_diags(d);
     CHECK_STR(dg, "2:1: expected an expression, found 'fun'; "
                   "3:12: expected the name of the thread's function after '=', found '3'");
     free(dg);
     CHECK(p && p->nfuns == 1 && p->nthreads == 0 && p->main != NULL);
     if (p && p->nfuns == 1) CHECK_STR(p->funs[0]->name, "g");
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
 
     /* recovery resumes only at a declaration in column 1 */
@@ -621,32 +621,32 @@ TEST(parser_error_recovery)
                  "3:12: expected an expression, found '}'");
     /* many errors: at most DIAG_MAX are kept */
     buf b = BUF_INIT;
-    for (int i = 0; i < 200; i++) buf_puts(&b, "fun f( = 1\n");
-    d = diags_new("t", NULL, 0);
-    p = lang_parse(b.data, b.len, NULL, NULL, d);
+    for (int i = 0; i < 200; i++) stc__buf_puts(&b, "fun f( = 1\n");
+    d = stc__diags_new("t", NULL, 0);
+    p = stc__lang_parse(b.data, b.len, NULL, NULL, d);
     CHECK(p != NULL);
     CHECK_INT(stc_diags_count(d), DIAG_MAX);
     CHECK_INT(d->dropped, 200 - DIAG_MAX);
     CHECK_INT(stc_diags_line(d, 49), 50);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
-    buf_free(&b);
+    stc__buf_free(&b);
 }
 
 /* ---- nesting and robustness --------------------------------------------- */
 
 static char *parser_first_diag(const char *src, size_t len)
 {
-    stc_diags *d = diags_new("t", NULL, 0);
-    ir_program *p = lang_parse(src, len, NULL, NULL, d);
+    stc_diags *d = stc__diags_new("t", NULL, 0);
+    ir_program *p = stc__lang_parse(src, len, NULL, NULL, d);
     CHECK(p != NULL);
     char *s = NULL;
     if (stc_diags_count(d) > 0) {
         buf b = BUF_INIT;
-        buf_printf(&b, "%d:%d: %s", stc_diags_line(d, 0), stc_diags_col(d, 0), stc_diags_message(d, 0));
-        s = buf_take(&b);
+        stc__buf_printf(&b, "%d:%d: %s", stc_diags_line(d, 0), stc_diags_col(d, 0), stc_diags_message(d, 0));
+        s = stc__buf_take(&b);
     }
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
     return s;
 }
@@ -655,15 +655,15 @@ static void parser_check_deep(const char *prefix, const char *unit, int n, const
                               const char *expected)
 {
     buf b = BUF_INIT;
-    buf_puts(&b, prefix);
-    for (int i = 0; i < n; i++) buf_puts(&b, unit);
-    buf_puts(&b, suffix);
+    stc__buf_puts(&b, prefix);
+    for (int i = 0; i < n; i++) stc__buf_puts(&b, unit);
+    stc__buf_puts(&b, suffix);
     char *s = parser_first_diag(b.data, b.len);
     if (expected) CHECK_STR(s, expected);
     else CHECK(s == NULL);
     if (expected == NULL && s) fprintf(stderr, "unexpected: %s (%s x %d)\n", s, unit, n);
     free(s);
-    buf_free(&b);
+    stc__buf_free(&b);
 }
 
 TEST(parser_nesting_limits)
@@ -701,11 +701,11 @@ TEST(parser_nesting_limits)
     parser_check_deep("thread t = f init 1", " * 1", 2000, "", NULL);
     /* just under the limits is fine */
     buf b = BUF_INIT;
-    for (int i = 0; i < 999; i++) buf_putc(&b, '(');
-    buf_putc(&b, '1');
-    for (int i = 0; i < 999; i++) buf_putc(&b, ')');
+    for (int i = 0; i < 999; i++) stc__buf_putc(&b, '(');
+    stc__buf_putc(&b, '1');
+    for (int i = 0; i < 999; i++) stc__buf_putc(&b, ')');
     parser_check_deep("main = ", b.data, 1, "", NULL);
-    buf_free(&b);
+    stc__buf_free(&b);
     parser_check_deep("main = 1", " + 1", 999, "", NULL);
     parser_check_deep("main = 1", " + 1", 1000, "", NULL);
     parser_check_deep("main = ", "- ", 999, "x", NULL);
@@ -800,8 +800,8 @@ typedef struct parser_fuzz_stats {
  * to the same IR. */
 static void parser_fuzz_one(const char *src, size_t len, parser_fuzz_stats *st)
 {
-    stc_diags *d = diags_new("t", src, len);
-    ir_program *p = lang_parse(src, len, "t", NULL, d);
+    stc_diags *d = stc__diags_new("t", src, len);
+    ir_program *p = stc__lang_parse(src, len, "t", NULL, d);
     CHECK(p != NULL);
     if (!p) { stc_diags_free(d); return; }
     size_t n = stc_diags_count(d);
@@ -822,8 +822,8 @@ static void parser_fuzz_one(const char *src, size_t len, parser_fuzz_stats *st)
         CHECK(!p->main || parser_shape_ok(p->main, 1));
         char *dump = ir_dump_program(p, false);
         char *again = ir_dump_source(p);
-        stc_diags *d2 = diags_new("t", NULL, 0);
-        ir_program *p2 = again ? lang_parse(again, strlen(again), "t", NULL, d2) : NULL;
+        stc_diags *d2 = stc__diags_new("t", NULL, 0);
+        ir_program *p2 = again ? stc__lang_parse(again, strlen(again), "t", NULL, d2) : NULL;
         if (p2 && stc_diags_count(d2) == 0) {
             char *dump2 = ir_dump_program(p2, false);
             CHECK_STR(dump2, dump);
@@ -834,12 +834,12 @@ static void parser_fuzz_one(const char *src, size_t len, parser_fuzz_stats *st)
             CHECK(p2 && stc_diags_count(d2) > 0);
             if (p2 && stc_diags_count(d2) > 0) CHECK_CONTAINS(stc_diags_message(d2, 0), "nested too deeply");
         }
-        ir_program_free(p2);
+        stc__ir_program_free(p2);
         stc_diags_free(d2);
         free(again);
         free(dump);
     }
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
 }
 
@@ -851,10 +851,10 @@ typedef struct parser_span {
 static int parser_tokens(const char *src, size_t len, parser_span *out, int max)
 {
     lexer lx;
-    lex_init(&lx, src, len, NULL);
+    stc__lex_init(&lx, src, len, NULL);
     int n = 0;
     for (;;) {
-        lex_token t = lex_next(&lx);
+        lex_token t = stc__lex_next(&lx);
         if (t.kind == TOK_EOF || n == max) return n;
         out[n++] = (parser_span){t.start, t.len};
     }
@@ -906,8 +906,8 @@ TEST(parser_fuzz_mutations)
         const char *base = corpus[iter % 4];
         size_t blen = strlen(base);
         int ntok = parser_tokens(base, blen, spans, 512);
-        buf_free(&b);
-        buf_put(&b, base, blen);
+        stc__buf_free(&b);
+        stc__buf_put(&b, base, blen);
         int nmut = 1 + (int)(parser_rng(&seed) % 3);
         for (int m = 0; m < nmut && b.len > 0; m++) {
             uint64_t r = parser_rng(&seed);
@@ -932,10 +932,10 @@ TEST(parser_fuzz_mutations)
                 const char *s = snippets[parser_rng(&seed) % (sizeof snippets / sizeof snippets[0])];
                 size_t sl = s[0] ? strlen(s) : 1;
                 buf tmp = BUF_INIT;
-                buf_put(&tmp, b.data, pos);
-                buf_put(&tmp, s, sl);
-                buf_put(&tmp, b.data + pos, b.len - pos);
-                buf_free(&b);
+                stc__buf_put(&tmp, b.data, pos);
+                stc__buf_put(&tmp, s, sl);
+                stc__buf_put(&tmp, b.data + pos, b.len - pos);
+                stc__buf_free(&b);
                 b = tmp;
                 break;
             }
@@ -943,10 +943,10 @@ TEST(parser_fuzz_mutations)
                 parser_span sp = spans[parser_rng(&seed) % (uint64_t)ntok];
                 if (sp.start + sp.len <= b.len) {
                     buf tmp = BUF_INIT;
-                    buf_put(&tmp, b.data, sp.start + sp.len);
-                    buf_putc(&tmp, ' ');
-                    buf_put(&tmp, b.data + sp.start, b.len - sp.start);
-                    buf_free(&b);
+                    stc__buf_put(&tmp, b.data, sp.start + sp.len);
+                    stc__buf_putc(&tmp, ' ');
+                    stc__buf_put(&tmp, b.data + sp.start, b.len - sp.start);
+                    stc__buf_free(&b);
                     b = tmp;
                 }
             }
@@ -954,7 +954,7 @@ TEST(parser_fuzz_mutations)
         }
         parser_fuzz_one(b.data ? b.data : "", b.len, &st);
     }
-    buf_free(&b);
+    stc__buf_free(&b);
     /* both outcomes are exercised */
     CHECK(st.accepted > 300);
     CHECK(st.rejected > 6000);
@@ -966,22 +966,22 @@ TEST(parser_huge_input)
     /* 20000 declarations, then 1 MB of garbage: linear, no crash */
     buf b = BUF_INIT;
     for (int i = 0; i < 20000; i++)
-        buf_printf(&b, "fun f%d(x, s) = (x + %d, s)\nthread t%d = f%d init %d\n", i, i, i, i, i);
-    buf_puts(&b, "main = smap(fn x => t0(x), range(0, 10))\n");
-    stc_diags *d = diags_new("t", NULL, 0);
-    ir_program *p = lang_parse(b.data, b.len, NULL, NULL, d);
+        stc__buf_printf(&b, "fun f%d(x, s) = (x + %d, s)\nthread t%d = f%d init %d\n", i, i, i, i, i);
+    stc__buf_puts(&b, "main = smap(fn x => t0(x), range(0, 10))\n");
+    stc_diags *d = stc__diags_new("t", NULL, 0);
+    ir_program *p = stc__lang_parse(b.data, b.len, NULL, NULL, d);
     CHECK(p && p->nfuns == 20000 && p->nthreads == 20000 && p->main);
     CHECK_INT(stc_diags_count(d), 0);
     if (p && p->nfuns == 20000) CHECK_STR(p->funs[19999]->name, "f19999");
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
     uint64_t seed = 42;
-    for (int i = 0; i < (1 << 20); i++) buf_putc(&b, (char)(parser_rng(&seed) & 0xff));
-    d = diags_new("t", NULL, 0);
-    p = lang_parse(b.data, b.len, NULL, NULL, d);
+    for (int i = 0; i < (1 << 20); i++) stc__buf_putc(&b, (char)(parser_rng(&seed) & 0xff));
+    d = stc__diags_new("t", NULL, 0);
+    p = stc__lang_parse(b.data, b.len, NULL, NULL, d);
     CHECK(p != NULL);
     CHECK(stc_diags_count(d) > 0);
-    ir_program_free(p);
+    stc__ir_program_free(p);
     stc_diags_free(d);
-    buf_free(&b);
+    stc__buf_free(&b);
 }

@@ -1,4 +1,4 @@
-/* test_resolve.c - ir_resolve: names, arity, thread binding, frames and
+/* test_resolve.c - stc__ir_resolve: names, arity, thread binding, frames and
  * captures.  Hand-built IR first, then programs parsed from source. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +19,14 @@ static ir_fun *rt_stepfun(ir_program *p, const char *name, ir_binop op, int k)
     ir_fun *f = irb_fun(p, name, l, 2, "x", "s");
     f->body = irb_agg(p, IR_TUPLE, l, 2, irb_bin(p, op, irb_name(p, "x", l), irb_int(p, k, l), l),
                       irb_bin(p, OP_ADD, irb_name(p, "s", l), irb_int(p, k, l), l));
-    ir_add_fun(p, f);
+    stc__ir_add_fun(p, f);
     return f;
 }
 
 TEST(resolve_hand_design_example1)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
-    stc_diags *d = diags_new("t.stc", NULL, 0);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
+    stc_diags *d = stc__diags_new("t.stc", NULL, 0);
     ir_loc l = irb_at(1, 1);
     rt_stepfun(p, "foo", OP_ADD, 2);
     rt_stepfun(p, "bar", OP_MUL, 3);
@@ -36,7 +36,7 @@ TEST(resolve_hand_design_example1)
     lam->body = irb_call(p, "g", l, 1, irb_call(p, "f", l, 1, irb_name(p, "x", l)));
     p->main = irb_call(p, "smap", l, 2, irb_lambda(p, lam, l),
                        irb_agg(p, IR_LIST, l, 2, irb_int(p, 10, l), irb_int(p, 10, l)));
-    CHECK_INT(ir_resolve(p, d), 0);
+    CHECK_INT(stc__ir_resolve(p, d), 0);
     CHECK_INT(stc_diags_count(d), 0);
     CHECK_INT(p->main->u.call.kind, CALL_BUILTIN);
     CHECK_INT(p->main->u.call.callee.index, BI_SMAP);
@@ -60,7 +60,7 @@ TEST(resolve_hand_design_example1)
     CHECK(p->funs[0]->params[1]->owner == p->funs[0]);
     CHECK_INT(p->main_nslots, 0);
 
-    CHECK_INT(types_check(p, d), 0);
+    CHECK_INT(stc__types_check(p, d), 0);
     CHECK_INT(stc_diags_count(d), 0);
     char buf[256];
     CHECK_STR(irb_type_str(buf, sizeof buf, p->main->type), "[int]");
@@ -70,14 +70,14 @@ TEST(resolve_hand_design_example1)
     CHECK_STR(irb_type_str(buf, sizeof buf, p->funs[0]->type), "(int, int) -> (int, int)");
     CHECK_STR(irb_type_str(buf, sizeof buf, lam->type), "int -> int");
     stc_diags_free(d);
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 /* main = let a = 1 in let b = 2 in fn x => fn y => a + y + b  (then applied) */
 TEST(resolve_hand_nested_captures)
 {
-    ir_program *p = ir_program_new("t.stc", NULL);
-    stc_diags *d = diags_new("t.stc", NULL, 0);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
+    stc_diags *d = stc__diags_new("t.stc", NULL, 0);
     ir_loc l = irb_at(1, 1);
     ir_fun *inner = irb_fun(p, "<fn>", l, 1, "y");
     inner->body = irb_bin(p, OP_ADD, irb_bin(p, OP_ADD, irb_name(p, "a", l), irb_name(p, "y", l), l),
@@ -88,7 +88,7 @@ TEST(resolve_hand_nested_captures)
                             irb_let(p, "h", irb_lambda(p, outer, l),
                                     irb_call(p, "h", l, 1, irb_int(p, 5, l)), l), l);
     p->main = irb_let(p, "a", irb_int(p, 1, l), body, l);
-    CHECK_INT(ir_resolve(p, d), 0);
+    CHECK_INT(stc__ir_resolve(p, d), 0);
     ir_var *a = p->main->u.let.binders[0], *b = body->u.let.binders[0];
     ir_var *h = body->b->u.let.binders[0];
     CHECK_INT(a->slot, 0);
@@ -121,30 +121,30 @@ TEST(resolve_hand_nested_captures)
     CHECK_INT(body->b->b->u.call.kind, CALL_VALUE);
     CHECK(body->b->b->u.call.callee.var == h);
 
-    CHECK_INT(types_check(p, d), 0);
+    CHECK_INT(stc__types_check(p, d), 0);
     char buf[256];
     CHECK_STR(irb_type_str(buf, sizeof buf, p->main->type), "int -> int");
     CHECK_STR(irb_type_str(buf, sizeof buf, inner->capture_slots[0]->type), "int");
     stc_diags_free(d);
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 TEST(resolve_hand_errors_no_locations)
 {
     /* builder-style IR (locations 0) with several errors, none fatal */
-    ir_program *p = ir_program_new("t.stc", NULL);
-    stc_diags *d = diags_new("t.stc", NULL, 0);
+    ir_program *p = stc__ir_program_new("t.stc", NULL);
+    stc_diags *d = stc__diags_new("t.stc", NULL, 0);
     ir_loc l = irb_at(0, 0);
     irb_thread(p, "t", "nosuch", NULL, l);
     p->main = irb_agg(p, IR_TUPLE, l, 2, irb_name(p, "zz", l), irb_call(p, "len", l, 2, irb_int(p, 1, l),
                                                                           irb_int(p, 2, l)));
-    CHECK_INT(ir_resolve(p, d), -1);
+    CHECK_INT(stc__ir_resolve(p, d), -1);
     CHECK_INT(stc_diags_count(d), 3);
     CHECK_STR(stc_diags_message(d, 0), "unknown function 'nosuch' in thread declaration");
     CHECK_STR(stc_diags_message(d, 1), "undefined name 'zz'");
     CHECK_STR(stc_diags_message(d, 2), "'len' takes 1 argument, 2 given");
     stc_diags_free(d);
-    ir_program_free(p);
+    stc__ir_program_free(p);
 }
 
 /* ---- From source ---------------------------------------------------------- */
@@ -499,7 +499,7 @@ TEST(resolve_src_c_threads)
     CHECK_STR(r.msg, "");
     if (r.stage == 0) {
         CHECK_INT(r.p->threads[0]->kind, THREAD_C);
-        CHECK(r.p->threads[0]->cdef == env_find_thread(env, "count"));
+        CHECK(r.p->threads[0]->cdef == stc__env_find_thread(env, "count"));
         CHECK_INT(r.p->threads[0]->ninputs, 1);
         CHECK_INT(r.p->threads[0]->access, STC_READS);
         CHECK_INT(r.p->threads[2]->access, STC_PURE);

@@ -72,7 +72,7 @@ static void tp_release(void *ud, sched_batch *b, int worker)
 
 static void tp_check(int workers, int max_batches, int n, int per, int fail_at, int fail_source)
 {
-    sched_pool *pool = sched_pool_new(workers);
+    sched_pool *pool = stc__sched_pool_new(workers);
     CHECK(pool != NULL);
     if (!pool) return;
     tp_state st = {.n = n, .per = per, .fail_at_item = fail_at, .fail_source_at = fail_source};
@@ -85,7 +85,7 @@ static void tp_check(int workers, int max_batches, int n, int per, int fail_at, 
         st.hash = 0;
         st.nout = 0;
         atomic_store(&st.released, 0);
-        CHECK_INT(sched_run(pool, &pl), 0);
+        CHECK_INT(stc__sched_run(pool, &pl), 0);
         uint64_t hash = 0;
         int limit = n;
         if (fail_source >= 0 && fail_source < limit) limit = fail_source;
@@ -106,7 +106,7 @@ static void tp_check(int workers, int max_batches, int n, int per, int fail_at, 
         CHECK_INT(atomic_load(&st.ran_after_stop), 0);
     }
     free(st.out);
-    sched_pool_free(pool);
+    stc__sched_pool_free(pool);
 }
 
 TEST(sched_pipeline_order_all_worker_counts)
@@ -137,10 +137,10 @@ TEST(sched_pipeline_stop_keeps_earlier_batches)
 
 TEST(sched_pool_rejects_bad_args)
 {
-    CHECK(sched_pool_new(0) == NULL);
-    sched_pool_free(NULL);
-    sched_pool *pool = sched_pool_new(2);
-    CHECK_INT(sched_run(pool, NULL), -1);
-    CHECK_INT(sched_pool_workers(pool), 2);
-    sched_pool_free(pool);
+    CHECK(stc__sched_pool_new(0) == NULL);
+    stc__sched_pool_free(NULL);
+    sched_pool *pool = stc__sched_pool_new(2);
+    CHECK_INT(stc__sched_run(pool, NULL), -1);
+    CHECK_INT(stc__sched_pool_workers(pool), 2);
+    stc__sched_pool_free(pool);
 }

@@ -1,4 +1,4 @@
-/* test_types.c - types_check: inference, polymorphism, threads, defaults
+/* test_types.c - stc__types_check: inference, polymorphism, threads, defaults
  * and every error message, on programs parsed from source. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +31,7 @@ static void ty_fun_is(const char *file, int line, const char *src, const char *n
     irb_compile(&r, src, NULL, true);
     const char *got = r.msg;
     if (r.stage == 0) {
-        int f = ir_find_fun(r.p, name);
+        int f = stc__ir_find_fun(r.p, name);
         got = f < 0 ? "(no such function)" : irb_type_str(buf, sizeof buf, r.p->funs[f]->type);
     }
     if (strcmp(got, want) != 0) test_fail(file, line, "'%s' in `%s` has type \"%s\", expected \"%s\"", name, src, got, want);
@@ -44,7 +44,7 @@ static bool ty_all_typed(ir_expr *e, bool concrete);
 
 static bool ty_concrete(ir_type *t)
 {
-    t = ir_type_resolve(t);
+    t = stc__ir_type_resolve(t);
     if (!t || t->kind == TY_VAR) return false;
     for (int i = 0; i < t->n; i++)
         if (!ty_concrete(t->args[i])) return false;

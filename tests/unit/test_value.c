@@ -127,10 +127,10 @@ TEST(value_equality_and_compare)
     CHECK(!stc_value_equal(stc_value_int(1), stc_value_float(1.0)));
     CHECK(!stc_value_equal(stc_value_float(NAN), stc_value_float(NAN)));
     stc_value s1 = stc_value_new_str("ab", 2), s2 = stc_value_new_str("abc", 3);
-    CHECK(val_compare(s1, s2) < 0);
-    CHECK(val_compare(s2, s1) > 0);
-    CHECK(val_compare(stc_value_int(-1), stc_value_int(2)) < 0);
-    CHECK(val_compare(stc_value_float(2.5), stc_value_float(2.5)) == 0);
+    CHECK(stc__val_compare(s1, s2) < 0);
+    CHECK(stc__val_compare(s2, s1) > 0);
+    CHECK(stc__val_compare(stc_value_int(-1), stc_value_int(2)) < 0);
+    CHECK(stc__val_compare(stc_value_float(2.5), stc_value_float(2.5)) == 0);
     stc_value_release(a);
     stc_value_release(b);
     stc_value_release(c);
@@ -296,24 +296,24 @@ TEST(value_print_limit)
     CHECK(stc_value_to_json(a) == NULL);
     CHECK_INT(errno, E2BIG);
     buf b = BUF_INIT;
-    buf_puts(&b, "keep");
-    CHECK_INT(val_print_text(&b, a, 1000), STC_ELIMIT);
+    stc__buf_puts(&b, "keep");
+    CHECK_INT(stc__val_print_text(&b, a, 1000), STC_ELIMIT);
     CHECK_STR(b.data, "keep"); /* b is as it was */
     /* Brief: the first bytes and "...". */
-    val_print_text_brief(&b, a, 20);
+    stc__val_print_text_brief(&b, a, 20);
     CHECK_STR(b.data, "keep[[[[[[[[[[[[[[[[[[[[...");
-    buf_free(&b);
+    stc__buf_free(&b);
 
     /* Exactly at the limit and one byte over, with the lower bound exact
      * (ints) and not (floats, strings with escapes). */
     stc_value small = shared_list(12, stc_value_int(1));
     size_t n = shared_list_text_len(12);
-    CHECK_INT(val_print_text(&b, small, n), 0);
+    CHECK_INT(stc__val_print_text(&b, small, n), 0);
     CHECK_INT(b.len, n);
-    buf_free(&b);
-    CHECK_INT(val_print_text(&b, small, n - 1), STC_ELIMIT);
+    stc__buf_free(&b);
+    CHECK_INT(stc__val_print_text(&b, small, n - 1), STC_ELIMIT);
     CHECK_INT(b.len, 0);
-    buf_free(&b);
+    stc__buf_free(&b);
     stc_value leaves[] = {stc_value_float(0.1), stc_value_new_str("a\n\"\x01", 4), stc_value_new_inr(stc_value_int(-1)),
                           stc_value_unit(), stc_value_bool(false), stc_value_new_tuple(0, NULL)};
     for (size_t i = 0; i < sizeof leaves / sizeof *leaves; i++) {
@@ -322,22 +322,22 @@ TEST(value_print_limit)
             char *full = json ? stc_value_to_json(v) : stc_value_to_text(v);
             CHECK(full != NULL);
             size_t len = full ? strlen(full) : 0;
-            CHECK_INT(json ? val_print_json(&b, v, len) : val_print_text(&b, v, len), 0);
+            CHECK_INT(json ? stc__val_print_json(&b, v, len) : stc__val_print_text(&b, v, len), 0);
             CHECK(full && b.data && strcmp(b.data, full) == 0);
-            buf_free(&b);
-            CHECK_INT(json ? val_print_json(&b, v, len - 1) : val_print_text(&b, v, len - 1), STC_ELIMIT);
-            buf_free(&b);
-            val_print_text_brief(&b, v, 7);
+            stc__buf_free(&b);
+            CHECK_INT(json ? stc__val_print_json(&b, v, len - 1) : stc__val_print_text(&b, v, len - 1), STC_ELIMIT);
+            stc__buf_free(&b);
+            stc__val_print_text_brief(&b, v, 7);
             CHECK_INT(b.len, 10);
-            buf_free(&b);
+            stc__buf_free(&b);
             free(full);
         }
         stc_value_release(v);
     }
     /* A short value is not cut. */
-    val_print_text_brief(&b, small, n);
+    stc__val_print_text_brief(&b, small, n);
     CHECK_INT(b.len, n);
-    buf_free(&b);
+    stc__buf_free(&b);
     stc_value_release(small);
     stc_value_release(a);
 }
@@ -391,11 +391,11 @@ TEST(value_print_limit_random)
                 }
                 size_t len = strlen(full);
                 buf b = BUF_INIT;
-                CHECK_INT(json ? val_print_json(&b, pool[i], len) : val_print_text(&b, pool[i], len), 0);
-                buf_free(&b);
-                if (len > 0) CHECK_INT(json ? val_print_json(&b, pool[i], len - 1) : val_print_text(&b, pool[i], len - 1),
+                CHECK_INT(json ? stc__val_print_json(&b, pool[i], len) : stc__val_print_text(&b, pool[i], len), 0);
+                stc__buf_free(&b);
+                if (len > 0) CHECK_INT(json ? stc__val_print_json(&b, pool[i], len - 1) : stc__val_print_text(&b, pool[i], len - 1),
                                        STC_ELIMIT);
-                buf_free(&b);
+                stc__buf_free(&b);
                 CHECK(stc_value_equal(pool[i], pool[i]) == (strstr(full, "nan") == NULL));
                 free(full);
             }
@@ -411,8 +411,8 @@ TEST(value_print_deep_shared)
     stc_value a = shared_list(10010, stc_value_int(1));
     CHECK(stc_value_to_text(a) == NULL);
     buf b = BUF_INIT;
-    CHECK_INT(val_print_text(&b, a, 1 << 20), STC_ELIMIT);
-    buf_free(&b);
+    CHECK_INT(stc__val_print_text(&b, a, 1 << 20), STC_ELIMIT);
+    stc__buf_free(&b);
     /* A chain (no sharing) 20000 deep prints, with "..." at the guard. */
     stc_value c = stc_value_int(1);
     for (int i = 0; i < 20000; i++) c = stc_value_new_list(1, (stc_value[]){c});
@@ -420,10 +420,10 @@ TEST(value_print_deep_shared)
     CHECK(t != NULL);
     size_t len = t ? strlen(t) : 0;
     CHECK_INT(len, 2 * 10001 + 3);
-    CHECK_INT(val_print_text(&b, c, len), 0);
-    buf_free(&b);
-    CHECK_INT(val_print_text(&b, c, len - 1), STC_ELIMIT);
-    buf_free(&b);
+    CHECK_INT(stc__val_print_text(&b, c, len), 0);
+    stc__buf_free(&b);
+    CHECK_INT(stc__val_print_text(&b, c, len - 1), STC_ELIMIT);
+    stc__buf_free(&b);
     free(t);
     stc_value vs[2] = {a, c};
     for (int k = 0; k < 2; k++) {

@@ -12,39 +12,39 @@
  * the next value of its size class; without a cache nothing is kept. */
 TEST(value_cache_reuses_blocks)
 {
-    val_cache *c = val_cache_new(NULL);
+    val_cache *c = stc__val_cache_new(NULL);
     CHECK(c != NULL);
     if (!c) return;
-    CHECK(val_cache_use(c) == NULL);
+    CHECK(stc__val_cache_use(c) == NULL);
     stc_value s = stc_value_new_str("abc", 3);
     const void *block = s.as.obj;
     stc_value_release(s);
-    CHECK_INT(val_cache_held(c), 32); /* header 16 + len 8 + 4 bytes, in 16-byte classes */
+    CHECK_INT(stc__val_cache_held(c), 32); /* header 16 + len 8 + 4 bytes, in 16-byte classes */
     stc_value t = stc_value_new_str("xyz!", 4);
     CHECK(t.as.obj == block);
-    CHECK_INT(val_cache_held(c), 0);
+    CHECK_INT(stc__val_cache_held(c), 0);
     CHECK_STR(stc_value_str(t, NULL), "xyz!");
     /* A list's items go back too, and the list's block (2 items: 56 bytes). */
     stc_value items[2] = {t, stc_value_new_str("q", 1)};
     stc_value l = stc_value_new_list(2, items);
     stc_value_release(l);
-    CHECK_INT(val_cache_held(c), 32 + 32 + 64);
+    CHECK_INT(stc__val_cache_held(c), 32 + 32 + 64);
     /* Large blocks are not cached. */
     stc_value big = stc_value_new_str("", 0);
     stc_value_release(big);
-    size_t held = val_cache_held(c);
+    size_t held = stc__val_cache_held(c);
     char text[VAL_CACHE_MAX_SIZE];
     for (size_t i = 0; i < sizeof text; i++) text[i] = 'a';
     big = stc_value_new_str(text, sizeof text);
     stc_value_release(big);
-    CHECK_INT(val_cache_held(c), held);
+    CHECK_INT(stc__val_cache_held(c), held);
     /* Another thread's values are plain malloc blocks once the cache is off. */
-    CHECK(val_cache_use(NULL) == c);
+    CHECK(stc__val_cache_use(NULL) == c);
     stc_value u = stc_value_new_str("abc", 3);
     stc_value_release(u);
-    CHECK_INT(val_cache_held(c), held);
-    val_cache_free(c);
-    val_cache_free(NULL);
+    CHECK_INT(stc__val_cache_held(c), held);
+    stc__val_cache_free(c);
+    stc__val_cache_free(NULL);
 }
 
 typedef struct cache_side {
@@ -57,12 +57,12 @@ typedef struct cache_side {
 static void *cache_release_all(void *arg)
 {
     cache_side *s = arg;
-    val_cache *prev = val_cache_use(s->cache);
+    val_cache *prev = stc__val_cache_use(s->cache);
     for (int i = 0; i < s->n; i++) stc_value_release(s->vals[i]);
-    s->held_after = val_cache_held(s->cache);
+    s->held_after = stc__val_cache_held(s->cache);
     /* and make as many again: the first come from the cache */
     for (int i = 0; i < s->n; i++) s->vals[i] = stc_value_new_str("0123456789", 10);
-    val_cache_use(prev);
+    stc__val_cache_use(prev);
     return NULL;
 }
 
@@ -75,37 +75,37 @@ TEST(value_cache_cross_thread_bounded)
     enum { N = 5000 };
     const size_t mag = (VAL_CACHE_MAG_BYTES / 48) * 48; /* 40-byte strings: class 48 */
     stc_value *vals = malloc(N * sizeof *vals);
-    val_depot *d = val_depot_new();
-    val_cache *mine = val_cache_new(d), *theirs = val_cache_new(d);
+    val_depot *d = stc__val_depot_new();
+    val_cache *mine = stc__val_cache_new(d), *theirs = stc__val_cache_new(d);
     CHECK(vals && d && mine && theirs);
     if (!vals || !d || !mine || !theirs) goto out;
-    val_cache_use(mine);
+    stc__val_cache_use(mine);
     for (int i = 0; i < N; i++) vals[i] = stc_value_new_str("abcdefghij", 10);
-    val_cache_use(NULL);
+    stc__val_cache_use(NULL);
     cache_side side = {theirs, vals, N, 0};
     pthread_t th;
     CHECK_INT(pthread_create(&th, NULL, cache_release_all, &side), 0);
     pthread_join(th, NULL);
     CHECK(side.held_after > (VAL_CACHE_KEPT - 1) * mag && side.held_after <= (VAL_CACHE_KEPT + 1) * mag);
-    CHECK_INT(val_cache_held(theirs), 0); /* all taken back for the new strings */
-    CHECK_INT(val_depot_held(d), 0);
-    CHECK_INT(val_cache_held(mine), 0);
+    CHECK_INT(stc__val_cache_held(theirs), 0); /* all taken back for the new strings */
+    CHECK_INT(stc__val_depot_held(d), 0);
+    CHECK_INT(stc__val_cache_held(mine), 0);
     for (int i = 0; i < N; i++) CHECK_STR(stc_value_str(vals[i], NULL), "0123456789");
     /* Released by them: the depot fills up to its bound... */
-    val_cache_use(theirs);
+    stc__val_cache_use(theirs);
     for (int i = 0; i < N; i++) stc_value_release(vals[i]);
-    val_cache_use(NULL);
-    CHECK_INT(val_depot_held(d), VAL_DEPOT_MAGS * mag);
+    stc__val_cache_use(NULL);
+    CHECK_INT(stc__val_depot_held(d), VAL_DEPOT_MAGS * mag);
     /* ... and what we allocate next comes from there. */
-    val_cache_use(mine);
+    stc__val_cache_use(mine);
     for (int i = 0; i < N; i++) vals[i] = stc_value_new_str("abcdefghij", 10);
-    CHECK_INT(val_depot_held(d), 0);
-    val_cache_use(NULL);
+    CHECK_INT(stc__val_depot_held(d), 0);
+    stc__val_cache_use(NULL);
     for (int i = 0; i < N; i++) stc_value_release(vals[i]); /* no cache here: free() */
 out:
-    val_cache_free(mine);
-    val_cache_free(theirs);
-    val_depot_free(d);
+    stc__val_cache_free(mine);
+    stc__val_cache_free(theirs);
+    stc__val_depot_free(d);
     free(vals);
 }
 
@@ -122,29 +122,29 @@ TEST(value_cache_trim_gives_unused_magazines_away)
     memset(text_b, 'b', 180); /* 16 + 8 + 181 bytes: class 208 */
     text_b[180] = 0;
     stc_value *a = malloc(NA * sizeof *a), *b = malloc(NB * sizeof *b);
-    val_depot *d = val_depot_new();
-    val_cache *c = val_cache_new(d);
+    val_depot *d = stc__val_depot_new();
+    val_cache *c = stc__val_cache_new(d);
     CHECK(a && b && d && c);
     if (!a || !b || !d || !c) goto out;
     /* Class 48: made without a cache, freed into c: KA full magazines kept
      * and the full one in use. */
     for (int i = 0; i < NA; i++) a[i] = stc_value_new_str("abcdefghij", 10);
-    val_cache_use(c);
+    stc__val_cache_use(c);
     for (int i = 0; i < NA; i++) stc_value_release(a[i]);
-    CHECK_INT(val_cache_held(c), (KA + 1) * mag_a);
+    CHECK_INT(stc__val_cache_held(c), (KA + 1) * mag_a);
     /* Class 208: allocated and freed alike, KB magazines a round, for more
      * than two trims' worth of moves (64 each). */
     for (int r = 0; r < 3 * 64; r++) { /* at least 2 moves a round */
         for (int i = 0; i < NB; i++) b[i] = stc_value_new_str(text_b, 180);
         for (int i = 0; i < NB; i++) stc_value_release(b[i]);
     }
-    val_cache_use(NULL);
-    CHECK_INT(val_depot_held(d), KA * mag_a); /* class 48's kept ones, given away */
-    size_t held = val_cache_held(c) - mag_a;  /* class 48's in use stays */
+    stc__val_cache_use(NULL);
+    CHECK_INT(stc__val_depot_held(d), KA * mag_a); /* class 48's kept ones, given away */
+    size_t held = stc__val_cache_held(c) - mag_a;  /* class 48's in use stays */
     CHECK(held >= (KB - 1) * mag_b && held <= (KB + 1) * mag_b); /* class 208's, kept */
 out:
-    val_cache_free(c);
-    val_depot_free(d);
+    stc__val_cache_free(c);
+    stc__val_depot_free(d);
     free(a);
     free(b);
 }

@@ -13,12 +13,12 @@ static size_t refs_of(stc_value v) { return __atomic_load_n(&v.as.obj->refs, __A
 
 TEST(value_counts_plain_and_atomic_modes)
 {
-    CHECK(!val_counts_plain); /* a host thread: atomic */
+    CHECK(!stc__val_counts_plain); /* a host thread: atomic */
     stc_value s = stc_value_new_str("abc", 3);
     CHECK(!val_obj_is_shared(s.as.obj));
     for (int plain = 0; plain < 2; plain++) {
-        CHECK(!val_counts_set_plain(plain)); /* returns the old mode */
-        if (plain) CHECK(val_counts_set_plain(true));
+        CHECK(!stc__val_counts_set_plain(plain)); /* returns the old mode */
+        if (plain) CHECK(stc__val_counts_set_plain(true));
         val_retain(s);
         val_retain(s);
         CHECK_INT(refs_of(s), 3);
@@ -26,7 +26,7 @@ TEST(value_counts_plain_and_atomic_modes)
         val_release(s);
         CHECK_INT(refs_of(s), 1);
     }
-    CHECK(val_counts_set_plain(false));
+    CHECK(stc__val_counts_set_plain(false));
     /* Scalars are never counted: retain and release are no-ops on them. */
     stc_value i = val_retain(stc_value_int(7));
     val_release(i);
@@ -76,7 +76,7 @@ TEST(value_counts_program_literals_are_shared)
 static int probe_fn(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
 {
     (void)state, (void)in, (void)cx;
-    *out = stc_value_int(val_counts_plain ? 1 : 0);
+    *out = stc_value_int(stc__val_counts_plain ? 1 : 0);
     return 0;
 }
 
@@ -104,7 +104,7 @@ TEST(value_counts_mode_follows_the_run)
         for (size_t i = 0; i < stc_value_len(xs); i++) sum += stc_value_at(xs, i).as.i;
         CHECK_INT(stc_value_len(xs), 4000);
         CHECK_INT(sum, modes[m].many);
-        CHECK(!val_counts_plain); /* the host's mode is back */
+        CHECK(!stc__val_counts_plain); /* the host's mode is back */
         stc_result_free(res);
     }
     stc_program_free(one);
