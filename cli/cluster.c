@@ -101,17 +101,37 @@ int cli_cluster_init(int *rank, int *size)
     return 0;
 }
 
+/* A rank that fails ends the whole job: its message, then MPI_Abort, which
+ * makes mpirun stop every rank (and say which one aborted) rather than
+ * leave the others waiting for it. */
+static int mpi_fail(int code, const char *what, int mpi_rc)
+{
+    mpi_fault(code, what, mpi_rc);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    return code; /* not reached */
+}
+
+/* The tests' way to a failing broadcast (tests/mpi/run.sh): the rank
+ * named by STC_TEST_MPI_FAIL fails its first one. */
+static bool mpi_test_fail(void)
+{
+    static bool done;
+    const char *v = getenv("STC_TEST_MPI_FAIL");
+    if (done || !v || !*v || atoi(v) != mpi_rank) return false;
+    return done = true;
+}
+
 /* A broadcast from rank 0 that the other ranks wait for by polling every
  * millisecond rather than MPI's busy wait. */
 static int mpi_bcast(void *p, int count, MPI_Datatype type, const char *what)
 {
     MPI_Request req;
-    int rc = MPI_Ibcast(p, count, type, 0, MPI_COMM_WORLD, &req);
-    if (rc != MPI_SUCCESS) return mpi_fault(CLI_EXIT_OSERR, what, rc);
+    int rc = mpi_test_fail() ? MPI_ERR_OTHER : MPI_Ibcast(p, count, type, 0, MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS) return mpi_fail(CLI_EXIT_OSERR, what, rc);
     for (;;) {
         int done = 0;
         rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) return mpi_fault(CLI_EXIT_OSERR, what, rc);
+        if (rc != MPI_SUCCESS) return mpi_fail(CLI_EXIT_OSERR, what, rc);
         if (done) return 0;
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
@@ -121,7 +141,7 @@ int cli_cluster_share_program(int *err, char **data, size_t *len)
 {
     /* {errno, length}: the length fits 64 bits (the program is at most 64 MiB). */
     long long head[2] = {*err, *err ? 0 : (long long)*len};
-    int code = mpi_bcast(head, 2, MPI_LONG_LONG, "sending the program's size");
+    int code = mpi_bcast(head, 2, MPI_LONG_LONG, mpi_rank ? "receiving the program's size" : "sending the program's size");
     if (code) return code;
     *err = (int)head[0];
     if (*err || head[1] == 0) return 0;
@@ -129,17 +149,18 @@ int cli_cluster_share_program(int *err, char **data, size_t *len)
         *len = (size_t)head[1];
         if (!(*data = malloc(*len))) {
             dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
             return CLI_EXIT_OSERR;
         }
     }
-    return mpi_bcast(*data, (int)head[1], MPI_CHAR, "sending the program");
+    return mpi_bcast(*data, (int)head[1], MPI_CHAR, mpi_rank ? "receiving the program" : "sending the program");
 }
 
 int cli_cluster_finish(int code)
 {
     int shared = code;
-    if (mpi_bcast(&shared, 1, MPI_INT, "sending the exit code") == 0) code = shared;
-    else if (code == 0) code = CLI_EXIT_OSERR;
+    if (mpi_bcast(&shared, 1, MPI_INT, mpi_rank ? "receiving the exit code" : "sending the exit code") == 0)
+        code = shared;
     MPI_Finalize();
     return code;
 }

@@ -217,9 +217,12 @@ static int cli_main(int argc, char **argv)
     cli_args a;
     char err[512];
     if (cli_parse_args(argc, argv, getenv("STC_QUEUE_CAPACITY"), &a, err, sizeof err) != 0) {
-        /* Under mpirun every rank has the same bad argv: rank 0 says it. */
+        /* Under mpirun every rank has the same bad argv: rank 0 says it
+         * and exits 64, the others end quietly with 0 (mpirun would
+         * otherwise stop rank 0 at the first rank exiting non-zero,
+         * perhaps before it has said why). */
         for (int i = 1; i < argc; i++)
-            if (argv[i] && !strcmp(argv[i], "--mpi") && cli_cluster_env_says_not_rank0()) return CLI_EXIT_USAGE;
+            if (argv[i] && !strcmp(argv[i], "--mpi") && cli_cluster_env_says_not_rank0()) return CLI_EXIT_OK;
         return cli_usage(err);
     }
     if (a.cmd == CLI_CMD_HELP) return cli_output_text(cli_help);
