@@ -46,6 +46,7 @@ MPIRUN=(mpirun --oversubscribe)
 read -r -a extra <<<"${STC_MPIRUN_ARGS:-}"
 MPIRUN+=("${extra[@]}")
 
+exec 3>&2 # the script's own notes, while a run's stderr goes elsewhere
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
@@ -112,20 +113,39 @@ for prog in "$tmp"/t/*.stc; do
 done
 echo "mpi: $passed of $i test programs compared (one in $share; STC_MPI_TEST_ALL=1: all, 8 ways each)"
 
+# mpirun_stdin FILE ARGS...: mpirun ARGS with FILE on its standard input.
+# Open MPI 4.1's mpirun itself sometimes dies of SIGSEGV while forwarding
+# a redirected standard input (open-mpi/ompi#7483, in
+# orte_iof_hnp_read_local_handler; seen here in 2 of 3 runs of this script,
+# never in 20 runs of the same command alone): tried up to three times
+# when mpirun dies of SIGSEGV, saying so.
+mpirun_stdin() {
+    local file=$1 try code
+    shift
+    for try in 1 2 3; do
+        timeout -k 5 120 "${MPIRUN[@]}" "$@" <"$file"
+        code=$?
+        [ $code -eq 139 ] || return $code
+        echo "mpi: note: mpirun died of SIGSEGV forwarding standard input (open-mpi/ompi#7483), try $try" >&3
+    done
+    return $code
+}
+
 # logstats over a generated log (rank 0 reads it), and the same from stdin.
 if [ -n "$GEN_LOG" ]; then
     "$GEN_LOG" 3000 7 >"$tmp/access.log"
     compare "$SRC/examples/logstats/logstats.stc" 3 2 "$tmp/access.log"
     "$STC" run --quiet --workers 2 --input - "$SRC/examples/logstats/logstats.stc" <"$tmp/access.log" >"$tmp/one.out" 2>&1
-    timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --quiet --workers 2 --input - \
-        "$SRC/examples/logstats/logstats.stc" <"$tmp/access.log" >"$tmp/mpi.out" 2>&1
+    mpirun_stdin "$tmp/access.log" -q -np 2 "$STC" run --mpi --quiet --workers 2 --input - \
+        "$SRC/examples/logstats/logstats.stc" >"$tmp/mpi.out" 2>"$tmp/mpi.err"
+    cat "$tmp/mpi.err" >>"$tmp/mpi.out"
     if cmp -s "$tmp/one.out" "$tmp/mpi.out"; then passed=$((passed + 1)); else bad "logstats from stdin differs"; fi
 fi
 
 # The program itself from standard input: rank 0 reads it, every rank gets it.
 printf 'fun f(x, s) = (x * s, s + 1)\nthread t = f init 1\nmain = smap(fn x => t(x), range(0, 100))\n' >"$tmp/p.stc"
 "$STC" run --json "$tmp/p.stc" >"$tmp/one.out"
-timeout -k 5 60 "${MPIRUN[@]}" -q -np 3 "$STC" run --mpi --json - <"$tmp/p.stc" >"$tmp/mpi.out" 2>"$tmp/mpi.err"
+mpirun_stdin "$tmp/p.stc" -q -np 3 "$STC" run --mpi --json - >"$tmp/mpi.out" 2>"$tmp/mpi.err"
 if [ $? -eq 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out"; then passed=$((passed + 1)); else bad "program from stdin"; fi
 
 # A bad command line is reported once, by rank 0, with exit 64.
