@@ -30,7 +30,7 @@
 #include "stc.h"
 #include "util/buf.h"
 
-#define WIRE_MAX_DEPTH 10000
+#define WIRE_MAX_DEPTH 2000
 
 enum {
     WIRE_UNIT = 1,

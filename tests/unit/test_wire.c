@@ -138,7 +138,9 @@ TEST(wire_shared_substructure_written_once)
     stc_value v = s_("leaf");
     for (int i = 0; i < 40; i++) v = list2(v, stc_value_retain(v));
     size_t n;
-    stc_value back = round_trip(stc_value_new_list(1, (stc_value[]){stc_value_retain(v)}), &n);
+    stc_value top1 = stc_value_new_list(1, (stc_value[]){stc_value_retain(v)});
+    stc_value back = round_trip(top1, &n);
+    stc_value_release(top1);
     CHECK(n < 400);
     CHECK(stc_value_equal(stc_value_at(back, 0), v));
     /* decoded as shared again */
