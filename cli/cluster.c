@@ -51,18 +51,33 @@ int cli_cluster_share_program(int *err, char **data, size_t *len)
 
 int cli_cluster_finish(int code) { return code; }
 
+const struct stc_remote *cli_cluster_remote(void) { return NULL; }
+
+int cli_cluster_serve(struct stc_program *prog)
+{
+    (void)prog;
+    return CLI_EXIT_USAGE;
+}
+
+void cli_cluster_stop_servers(bool stats) { (void)stats; }
+
 #else
 
 #include <fcntl.h>
+#include <limits.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "stc.h"
 
 /* This process's rank, and where its fault messages go (the real standard
  * error, kept when ranks other than 0 are silenced).  Set once by
  * cli_cluster_init on the main thread. */
-static int mpi_rank;
+static int mpi_rank, mpi_size;
 static int mpi_err_fd = 2;
+static bool mpi_threads_ok; /* MPI may be called from any thread, one at a time */
 
 bool cli_cluster_built(void) { return true; }
 
@@ -82,13 +97,15 @@ int cli_cluster_init(int *rank, int *size)
     *rank = 0;
     *size = 1;
     int provided = 0;
-    int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+    int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
+    mpi_threads_ok = provided >= MPI_THREAD_SERIALIZED;
     if (rc != MPI_SUCCESS) return mpi_fault(CLI_EXIT_OSERR, "MPI_Init", rc);
     /* Errors come back as codes, to be reported with the rank, not abort. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
     mpi_rank = *rank;
+    mpi_size = *size;
     if (*rank != 0) {
         int keep = dup(2), null = open("/dev/null", O_WRONLY);
         if (keep >= 0) mpi_err_fd = keep;
@@ -163,6 +180,179 @@ int cli_cluster_finish(int code)
         code = shared;
     MPI_Finalize();
     return code;
+}
+
+/* ---- Remote stages: rank 0 sends batches, the others answer ----------------
+ *
+ * libstc's pool workers on rank 0 call remote_call (stc_remote.call), each
+ * waiting for its own reply; every MPI call during the run goes through
+ * remote_lock (MPI_THREAD_SERIALIZED is enough: Open MPI 4.1 here gives
+ * MPI_THREAD_MULTIPLE, but its TCP transport has a lock-order inversion
+ * under TSan, tests/mpi/tsan.supp).  Waiting polls with short sleeps, as
+ * above, since Open MPI's blocking calls spin.  A request goes to the rank
+ * with the fewest batches away, at most REMOTE_CREDITS per rank (workers
+ * beyond that wait for a credit), so memory stays bounded for any stream
+ * length.  Its tag is the caller's credit slot + 1, unique while it is
+ * away, so each reply finds its caller; tag 0 from rank 0 says stop. */
+
+#define REMOTE_CREDITS 2
+#define REMOTE_POLL_NS 20000 /* 20 us between polls */
+
+typedef struct remote_peer {
+    int away;                 /* batches there now (remote_lock) */
+    bool slot_used[REMOTE_CREDITS]; /* (remote_lock) */
+    long long batches, sent, received; /* (remote_lock) */
+} remote_peer;
+
+static pthread_mutex_t remote_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t remote_credit = PTHREAD_COND_INITIALIZER;
+static remote_peer *remote_peers; /* [mpi_size], rank 0's unused; made by cli_cluster_remote */
+
+static void remote_nap(void) { nanosleep(&(struct timespec){0, REMOTE_POLL_NS}, NULL); }
+
+static int remote_call(void *ud, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    (void)ud;
+    if (len > INT_MAX) return STC_ELIMIT; /* runs on rank 0 */
+    pthread_mutex_lock(&remote_lock);
+    int peer = -1, slot = -1;
+    for (;;) {
+        for (int r = 1; r < mpi_size; r++)
+            if (remote_peers[r].away < REMOTE_CREDITS && (peer < 0 || remote_peers[r].away < remote_peers[peer].away))
+                peer = r;
+        if (peer >= 0) break;
+        pthread_cond_wait(&remote_credit, &remote_lock);
+    }
+    remote_peer *pp = &remote_peers[peer];
+    for (slot = 0; pp->slot_used[slot]; slot++) {}
+    pp->slot_used[slot] = true;
+    pp->away++;
+    MPI_Request sreq;
+    int rc = MPI_Isend(req, (int)len, MPI_BYTE, peer, slot + 1, MPI_COMM_WORLD, &sreq);
+    if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "sending a batch", rc);
+    bool sent = false;
+    MPI_Message msg;
+    MPI_Status st;
+    for (;;) {
+        int done = 0;
+        if (!sent) {
+            if ((rc = MPI_Test(&sreq, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                mpi_fail(CLI_EXIT_OSERR, "sending a batch", rc);
+            sent = done;
+            done = 0;
+        }
+        if (sent) {
+            if ((rc = MPI_Improbe(peer, slot + 1, MPI_COMM_WORLD, &done, &msg, &st)) != MPI_SUCCESS)
+                mpi_fail(CLI_EXIT_OSERR, "waiting for a batch", rc);
+            if (done) break;
+        }
+        pthread_mutex_unlock(&remote_lock);
+        remote_nap();
+        pthread_mutex_lock(&remote_lock);
+    }
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    void *buf = malloc(count > 0 ? (size_t)count : 1);
+    if (!buf) {
+        dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+    }
+    if ((rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        mpi_fail(CLI_EXIT_OSERR, "receiving a batch", rc);
+    pp->slot_used[slot] = false;
+    pp->away--;
+    pp->batches++;
+    pp->sent += (long long)len;
+    pp->received += count;
+    pthread_cond_broadcast(&remote_credit);
+    pthread_mutex_unlock(&remote_lock);
+    *reply = buf;
+    *reply_len = (size_t)count; /* empty: the rank refused it (the batch runs on rank 0) */
+    return 0;
+}
+
+static const stc_remote remote_mpi = {remote_call, NULL};
+
+const struct stc_remote *cli_cluster_remote(void)
+{
+    const char *local = getenv("STC_MPI_LOCAL");
+    if (mpi_rank != 0 || mpi_size < 2 || !mpi_threads_ok || (local && !strcmp(local, "1"))) return NULL;
+    if (!remote_peers && !(remote_peers = calloc((size_t)mpi_size, sizeof *remote_peers))) return NULL;
+    return &remote_mpi;
+}
+
+int cli_cluster_serve(struct stc_program *prog)
+{
+    stc_remote_server *server = prog ? stc_remote_server_new(prog) : NULL;
+    if (prog && !server) {
+        dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+        return CLI_EXIT_OSERR;
+    }
+    void *buf = NULL;
+    size_t cap = 0;
+    for (;;) {
+        int done = 0, rc;
+        MPI_Message msg;
+        MPI_Status st;
+        if ((rc = MPI_Improbe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &done, &msg, &st)) != MPI_SUCCESS)
+            return mpi_fail(CLI_EXIT_OSERR, "waiting for a batch", rc);
+        if (!done) {
+            remote_nap();
+            continue;
+        }
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        if ((size_t)count > cap) {
+            free(buf);
+            cap = (size_t)count;
+            if (!(buf = malloc(cap))) {
+                dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+                MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+            }
+        }
+        if ((rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return mpi_fail(CLI_EXIT_OSERR, "receiving a batch", rc);
+        if (st.MPI_TAG == 0) break; /* stop */
+        void *rep = NULL;
+        size_t replen = 0;
+        /* A refused request (or one that came before the program compiled
+         * here) gets an empty reply: rank 0 runs that batch itself. */
+        if (!server || stc_remote_server_handle(server, buf, (size_t)count, &rep, &replen) != 0 || replen > INT_MAX) {
+            free(rep);
+            rep = NULL;
+            replen = 0;
+        }
+        MPI_Request sreq;
+        rc = MPI_Isend(rep ? rep : "", (int)replen, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, &sreq);
+        for (done = 0; rc == MPI_SUCCESS && !done;) {
+            rc = MPI_Test(&sreq, &done, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS && !done) remote_nap();
+        }
+        free(rep);
+        if (rc != MPI_SUCCESS) return mpi_fail(CLI_EXIT_OSERR, "sending a batch back", rc);
+    }
+    free(buf);
+    stc_remote_server_free(server);
+    return 0;
+}
+
+void cli_cluster_stop_servers(bool stats)
+{
+    for (int r = 1; r < mpi_size; r++) {
+        MPI_Request req;
+        int rc = MPI_Isend("", 0, MPI_BYTE, r, 0, MPI_COMM_WORLD, &req), done = 0;
+        while (rc == MPI_SUCCESS && !done) {
+            rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS && !done) remote_nap();
+        }
+        if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "stopping the ranks", rc);
+    }
+    for (int r = 1; stats && remote_peers && r < mpi_size; r++)
+        fprintf(stderr, "stats: rank %d: remote batches %lld, bytes sent %lld, received %lld\n", r,
+                remote_peers[r].batches, remote_peers[r].sent, remote_peers[r].received);
+    free(remote_peers);
+    remote_peers = NULL;
 }
 
 #endif

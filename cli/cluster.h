@@ -31,6 +31,24 @@ int cli_cluster_init(int *rank, int *size);
  * printing why (a failed broadcast, out of memory). */
 int cli_cluster_share_program(int *err, char **data, size_t *len);
 
+struct stc_remote;
+struct stc_program;
+
+/* Rank 0's remote executor over the other ranks (include/stc.h,
+ * stc_remote), or NULL: one rank, no MPI threading support, or
+ * STC_MPI_LOCAL=1 in the environment (every stage stays on rank 0). */
+const struct stc_remote *cli_cluster_remote(void);
+
+/* Ranks other than 0: answers rank 0's batches with prog (NULL when it
+ * did not compile: then no batch comes) until rank 0 says stop.  Returns
+ * 0, or an exit code after a fault (then MPI_Abort has ended the job). */
+int cli_cluster_serve(struct stc_program *prog);
+
+/* Rank 0, after its run: tells the serving ranks to stop (call it when
+ * they serve, i.e. when the program compiled), and with --stats prints
+ * per rank what it sent there. */
+void cli_cluster_stop_servers(bool stats);
+
 /* Ends the job: rank 0 tells every rank its exit code `code`; the others
  * wait for it (sleeping, not spinning) and take it.  Then MPI ends.
  * Returns the exit code this process should end with: rank 0's. */

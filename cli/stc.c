@@ -255,9 +255,13 @@ static int cli_main(int argc, char **argv)
     if (code == CLI_EXIT_OK) code = cli_compile(a.file, src, len, &env, &prog);
     else free(src);
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_GRAPH) code = cli_graph(prog, &a);
-    /* With --mpi, only rank 0 runs the program for now (cli/cluster.c). */
+    /* With --mpi, rank 0 runs the program and prints; the other ranks
+     * answer the batches it sends them (cli/cluster.c). */
+    bool serving = a.mpi && code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN;
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN && rank == 0)
-        code = cli_run(prog, &a, pool);
+        code = cli_run(prog, &a, pool, a.mpi ? cli_cluster_remote() : NULL);
+    if (serving && rank != 0) code = cli_cluster_serve(prog);
+    if (serving && rank == 0) cli_cluster_stop_servers(a.stats);
     stc_program_free(prog);
     stc_env_free(env);
     stc_pool_free(pool);
