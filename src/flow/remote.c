@@ -325,7 +325,7 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
-    if (!rt->rnames || !pl->fn || job->stream) return false; /* streams: see DESIGN 7b */
+    if (!rt->rnames || !pl->fn) return false;
     int smap = names_smap(rt->rnames, pl->smap);
     int64_t fn = rt->rnames->wf.code_id(rt->rnames->wf.ud, pl->fn);
     if (smap < 0 || fn < 0) return false;

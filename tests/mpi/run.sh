@@ -164,6 +164,44 @@ code=$?
 if [ $code -eq 64 ] && [ "$(grep -c "unknown option '--bogus'" "$tmp/mpi.err")" -eq 1 ]; then passed=$((passed + 1))
 else bad "bad usage under mpirun: exit $code, $(cat "$tmp/mpi.err")"; fi
 
+# ---- 1b. replicated stages really run on the other ranks ------------------------
+
+# A program with replicated stages around a serial one (captures, a
+# closure, floats and strings in the frames), and one whose remote stage
+# fails at item 1233: the one-machine output, error and exit code at
+# -np 3, and --stats says batches went to rank 1 (counts, not times).
+cat >"$tmp/r.stc" <<'EOF'
+fun poly(x, k) = x * x + k
+fun label(s, x) = concat(s, concat(":", str(x)))
+fun acc(x, s) = (x + s, x + s)
+thread total = acc init 0
+main = let k = 7 in
+       let tag = "n" in
+       let g = fn y => y + k in
+       smap(fn x => let a = poly(x, k) in
+                    let b = if a % 3 == 0 then float(a) / 2.0 else 1.5 in
+                    let t = total(a) in
+                    (label(tag, a), b, t, g), range(0, 5000))
+EOF
+printf 'fun inv(x) = 1000 / (x - 1234)\nmain = smap(fn x => inv(x) + inv(x + 1), range(0, 3000))\n' >"$tmp/re.stc"
+for prog in r re; do
+    compare "$tmp/$prog.stc" 3 2
+    (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 3 "$STC" run --mpi --stats --json --workers 2 "$prog.stc" \
+        >mpi.out 2>mpi.err </dev/null)
+    total=$(sed -n 's/^stats: remote batches \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
+    r1=$(sed -n 's/^stats: rank 1: remote batches \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
+    r2=$(sed -n 's/^stats: rank 2: remote batches \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
+    if [ "${total:-0}" -gt 0 ] && [ "${r1:-0}" -gt 0 ] && [ $((${r1:-0} + ${r2:-0})) -eq "$total" ]; then
+        passed=$((passed + 1))
+    else bad "$prog.stc -np 3: no remote batches on rank 1, or counts that do not add up: $(grep stats "$tmp/mpi.err")"; fi
+done
+# STC_MPI_LOCAL=1 keeps every stage on rank 0.
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -x STC_MPI_LOCAL=1 -np 2 "$STC" run --mpi --stats --workers 2 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+if [ $? -eq 0 ] && grep -q "^stats: workers" "$tmp/mpi.err" && ! grep -q "remote batches" "$tmp/mpi.err"; then
+    passed=$((passed + 1))
+else bad "STC_MPI_LOCAL=1 still sent batches: $(grep stats "$tmp/mpi.err")"; fi
+
 # ---- 2. faults -------------------------------------------------------------------
 
 # A stream whose input arrives slowly, so rank 0 is mid-run when a rank dies.
