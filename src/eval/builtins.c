@@ -81,24 +81,28 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         }
         rc = 0;
     }
-    size_t n = val_seq_len(xs);
+    eval_items items = {val_seq_items(xs), 0, val_seq_len(xs)};
+    rc = stc__eval_smap_seq(cx, loc, thread, fnv, &items, out);
+    val_release(fnv);
+    val_release(xs);
+    return rc;
+}
+
+int stc__eval_smap_seq(eval_ctx *cx, ir_loc loc, int thread, stc_value fnv, const eval_items *xs, stc_value *out)
+{
+    size_t n = xs->n;
     stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
-    if (r.tag == STC_T_INVALID) {
-        val_release(fnv);
-        val_release(xs);
-        return stc__eval_oom(cx, loc);
-    }
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     long long saved = cx->item;
+    int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         cx->item = (long long)i;
         if ((rc = stc__eval_check_cancel(cx, loc))) break;
-        stc_value arg = val_retain(val_seq_items(xs)[i]);
+        stc_value arg = xs->items ? val_retain(xs->items[i]) : stc_value_int(xs->start + (int64_t)i);
         if (thread >= 0) rc = stc__eval_call_thread(cx, thread, 1, &arg, loc, &val_seq_items(r)[i]);
         else rc = stc__eval_apply(cx, fnv, 1, &arg, loc, &val_seq_items(r)[i]);
     }
     cx->item = saved;
-    val_release(fnv);
-    val_release(xs);
     if (rc) {
         val_release(r);
         return rc;

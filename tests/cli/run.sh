@@ -237,7 +237,7 @@ EOF2
 begin "stats: a pipeline at 2 workers"; run run --stats --workers 2 --queue-capacity 1 pipe.stc; code_is 0
 err_has "stats: workers 2, pipelines 1, sequential smaps 0, items 50, peak in flight "; end
 begin "stats: nothing parallel under --reference"; run run --stats --reference pipe.stc; code_is 0
-err_is "stats: workers 0, pipelines 0, sequential smaps 0, items 0, peak in flight 0 (bound 0), tuple tasks 0"; end
+err_is "stats: workers 0, pipelines 0, sequential smaps 0, items 0, peak in flight 0 (bound 0), tuple tasks 0, nested loops 0"; end
 begin "verify: the runtime agrees with the reference"; run run --verify --workers 3 --json pipe.stc; code_is 0
 out_has '{"result": [11, 112, 1123,'; end
 for w in 1 2 8; do
