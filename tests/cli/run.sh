@@ -238,6 +238,44 @@ begin "stats: a pipeline at 2 workers"; run run --stats --workers 2 --queue-capa
 err_has "stats: workers 2, pipelines 1, sequential smaps 0, items 50, peak in flight "; end
 begin "stats: nothing parallel under --reference"; run run --stats --reference pipe.stc; code_is 0
 err_is "stats: workers 0, pipelines 0, sequential smaps 0, items 0, peak in flight 0 (bound 0), tuple tasks 0, nested loops 0"; end
+# Nested smaps (docs/DESIGN.md section 3, "Nested smaps by cost"): which
+# smaps run as pipelines, a structural check by --stats (no timing).
+nested_rows() { # $1 rows of 3000 pure items
+    printf 'fun pure_fn(x) = sin_iter(3, float(x))\nmain = len(smap(fn row => len(smap(pure_fn, row)), ['
+    for ((i = 0; i < $1; i++)); do printf '%srange(0, 3000)' "$([ $i -gt 0 ] && echo ', ')"; done
+    printf ']))\n'
+}
+nested_rows 3 >rows3.stc; nested_rows 4 >rows4.stc
+begin "nested: 3 rows at 2 workers: main loops over the rows, each inner smap a pipeline"
+run run --stats --workers 2 rows3.stc; code_is 0; out_is "3"
+err_has "pipelines 3, sequential smaps 0, items 9000,"; err_has "nested loops 1"; end
+begin "nested: 4 rows at 3 workers: the same"
+run run --stats --workers 3 rows4.stc; code_is 0; out_is "4"
+err_has "pipelines 4, sequential smaps 0, items 12000,"; err_has "nested loops 1"; end
+begin "nested: 4 rows at 2 workers spread evenly: the outer smap is the pipeline"
+run run --stats --workers 2 rows4.stc; code_is 0; out_is "4"
+err_has "pipelines 1, sequential smaps 0, items 4,"; err_has "nested loops 0"; end
+begin "nested: 1 worker: the outer smap is the pipeline"
+run run --stats --workers 1 rows3.stc; code_is 0; out_is "3"
+err_has "pipelines 1, sequential smaps 0, items 3,"; err_has "nested loops 0"; end
+cat >nested_threads.stc <<'EOF2'
+fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)
+thread a = acc init 0
+thread b = acc init 0
+main = smap(fn r => len(smap(fn x => b(a(x * r)), range(0, 3000))), [1, 2, 3, 4, 5, 6])
+EOF2
+begin "nested: inner pipelines of threads run as pipelines, one per outer item"
+run run --stats --workers 2 nested_threads.stc; code_is 0
+err_has "pipelines 6, sequential smaps 0, items 18000,"; err_has "nested loops 1"; end
+cat >nested_many.stc <<'EOF2'
+fun mix(x, s) = let v = (s * 17 + x * 3 + 1) % 1000003 in (v + x % 7, v)
+thread b = mix init 0
+fun inner(x) = smap(fn y => b(y * x % 1000), range(0, 5))
+main = len(smap(fn x => len(inner(x)), range(0, 3000)))
+EOF2
+begin "nested: many outer items: never a pipeline per outer item"
+run run --stats --workers 2 nested_many.stc; code_is 0; out_has "3000"
+err_has "pipelines 1, sequential smaps 0, items 3000,"; err_has "nested loops 0"; end
 begin "verify: the runtime agrees with the reference"; run run --verify --workers 3 --json pipe.stc; code_is 0
 out_has '{"result": [11, 112, 1123,'; end
 for w in 1 2 8; do
