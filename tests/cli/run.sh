@@ -440,7 +440,12 @@ helper_form recursive 'fun loop(x, n) = if n == 0 then x else loop(h(f(x)), n - 
 begin "graph and profile: a recursive helper is a serial stage, and they say why"
 got=$(main_stages recursive.stc)
 [ "$got" = '[loop\nserial (calls recursive function loop)] [sin_iter\nreplicated] ' ] || bad "stages: $got"
-run run --workers 2 --profile recursive.stc; code_is 0; err_has "serial (calls recursive function loop)"; end
+run run --workers 2 --profile recursive.stc; code_is 0; err_has "serial (calls recursive function loop)"
+# the kind column is as wide as its longest entry: the items column starts
+# at the same place on the header and on every stage row
+awk '/^  stage /{h = index($0, "items") + 4} /^  [^b].*\(line [0-9]+\)/{ if (!h) next; n++
+     if (match($0, /[0-9]+ +[0-9]+\.[0-9]+ +[0-9.]+%/) == 0 || RSTART + index(substr($0, RSTART), " ") - 2 != h) bad++ }
+     END { exit !(h && n >= 2 && !bad) }' err || bad "profile columns not aligned: $(cat err)"; end
 helper_form value 'main = let g = fn y => h(f(y)) in smap(fn x => g(x), inputs(50))'
 begin "graph: a call through a function value is a serial stage, and it says why"
 got=$(main_stages value.stc)
