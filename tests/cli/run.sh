@@ -45,6 +45,7 @@ out_is() { printf '%s\n' "$1" | cmp -s - out || bad "stdout is not exactly: $1";
 err_is() { printf '%s\n' "$1" | cmp -s - err || bad "stderr is not exactly: $1"; }
 out_has() { grep -qF -- "$1" out || bad "stdout lacks: $1"; }
 err_has() { grep -qF -- "$1" err || bad "stderr lacks: $1"; }
+out_lacks() { ! grep -qF -- "$1" out || bad "stdout has: $1"; }
 out_empty() { [ ! -s out ] || bad "stdout is not empty"; }
 err_empty() { [ ! -s err ] || bad "stderr is not empty"; }
 lines_out() { [ "$(wc -l <out)" -eq "$1" ] || bad "stdout has $(wc -l <out) lines, expected $1"; }
@@ -446,6 +447,20 @@ run run --workers 2 --profile recursive.stc; code_is 0; err_has "serial (calls r
 awk '/^  stage /{h = index($0, "items") + 4} /^  [^b].*\(line [0-9]+\)/{ if (!h) next; n++
      if (match($0, /[0-9]+ +[0-9]+\.[0-9]+ +[0-9.]+%/) == 0 || RSTART + index(substr($0, RSTART), " ") - 2 != h) bad++ }
      END { exit !(h && n >= 2 && !bad) }' err || bad "profile columns not aligned: $(cat err)"; end
+helper_form param 'fun each(g, xs) = smap(g, xs)' 'main = each(fn x => h(f(x)), inputs(50))'
+begin "graph: an smap of a helper's parameter shows the stages of the function its call passes"
+got=$("$STC" graph param.stc </dev/null | awk '
+    /label="smap at/ { on = index($0, "(function from the call at 6:8), 2 stages") > 0 }
+    on && /^    p[0-9]+_s[0-9]+ \[label=/ {
+        match($0, /label="[^"]*"/); s = substr($0, RSTART + 7, RLENGTH - 8)
+        gsub(/ · line [0-9]+/, "", s); printf "[%s] ", s }')
+[ "$got" = "$inline_stages" ] || bad "stages: $got, inline: $inline_stages"
+run graph param.stc; out_lacks "planned at run time"
+run run --json --workers 2 param.stc; code_is 0; cmp -s out inline.out || bad "result differs from the inline form"; end
+printf '%s\n' 'fun each(g, xs) = smap(g, xs)' 'fun twice(g, xs) = each(g, each(g, xs))' \
+    'main = twice(fn x => x + 1, [1, 2])' >param_value.stc
+begin "graph: a parameter passed on as a value is still planned at run time"
+run graph param_value.stc; code_is 0; out_has "planned at run time"; end
 helper_form value 'main = let g = fn y => h(f(y)) in smap(fn x => g(x), inputs(50))'
 begin "graph: a call through a function value is a serial stage, and it says why"
 got=$(main_stages value.stc)
