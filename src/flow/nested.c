@@ -23,6 +23,8 @@
  * more than it saves.  Which way an smap runs never changes a result or
  * an error: the loop is the reference's own, and a pipeline's result and
  * first error are the reference's (docs/DESIGN.md sections 3, 6). */
+#include <stddef.h>
+
 #include "flow/flow_internal.h"
 #include "flow/job.h"
 
@@ -64,8 +66,10 @@ int stc__flow_nested_loop(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int 
                           const eval_items *xs, flow_plan_use *use, stc_value *out)
 {
     uint64_t t0 = flow_now_ns(), inner0 = rt->pipeline_ns;
+    ptrdiff_t at = use - rt->uses; /* the inner smaps' new plans may move rt->uses */
     rt->stats.smaps_looped++;
     int rc = stc__eval_smap_seq(cx, e->u.call.callee_loc, thread, fnv, xs, out);
+    use = &rt->uses[at];
     /* rt->pipeline_ns counts only pipelines run by main (this loop's inner
      * smaps, the hooks being main's alone), so the difference is theirs. */
     uint64_t inner = rt->pipeline_ns - inner0, wall = flow_now_ns() - t0;
