@@ -118,3 +118,25 @@ TEST(nested_error_in_an_inner_pipeline_is_the_references)
     stc_program_free(prog);
     stc_env_free(env);
 }
+
+/* One row: the outer smap has one item and is left to the evaluator on
+ * main (as rows() is), whose hooks see the inner smap: a pipeline. */
+TEST(nested_one_row_runs_its_inner_smap_as_a_pipeline)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = nested_compile(env, NESTED_ROWS(1));
+    if (prog) {
+        stc_run_stats st;
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        char *got = unit_outcome(prog, (stc_run_opts){.workers = 2}, &st);
+        CHECK(ref && got && strcmp(ref, got) == 0);
+        CHECK_INT(st.smaps_looped, 0);
+        CHECK_INT(st.smaps_sequential, 2);
+        CHECK_INT(st.smaps_parallel, 1);
+        CHECK_INT(st.items, 2000);
+        free(got);
+        free(ref);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
