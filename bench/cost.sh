@@ -4,7 +4,7 @@
 # run, runs interleaved (the VM's speed drifts from minute to minute):
 #
 #   logstats   examples/logstats over --lines lines: stc at 1 and 2
-#              workers, mawk and gawk running bench/cost/logstats.awk,
+#              workers, mawk and gawk running examples/logstats/logstats.awk,
 #              python3 running bench/cost/logstats.py
 #   fib        fib(30) by recursion: stc, lua5.4, python3
 #   cheap      3M smap items through one thread (bench/cost/cheap_smap.stc):
@@ -67,8 +67,8 @@ logstats=(
     "stc 1 worker|$stc run --quiet --workers 1 --input $log examples/logstats/logstats.stc"
     "stc 2 workers|$stc run --quiet --workers 2 --input $log examples/logstats/logstats.stc"
 )
-have mawk && logstats+=("mawk|mawk -f bench/cost/logstats.awk $log")
-have gawk && logstats+=("gawk|gawk -f bench/cost/logstats.awk $log")
+have mawk && logstats+=("mawk|mawk -f examples/logstats/logstats.awk $log")
+have gawk && logstats+=("gawk|gawk -f examples/logstats/logstats.awk $log")
 have python3 && logstats+=("python3|$py bench/cost/logstats.py <$log")
 fib=("stc 1 worker|$stc run --quiet --workers 1 bench/cost/fib.stc")
 have lua5.4 && fib+=("lua5.4|lua5.4 bench/cost/fib.lua")

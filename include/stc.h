@@ -441,6 +441,10 @@ typedef struct stc_run_stats {
     long long peak_in_flight;    /* most items alive in a pipeline at once */
     long long max_in_flight;     /* the bound on that: batches in flight x queue capacity */
     long long task_groups;       /* tuples and let chains whose items ran as parallel tasks */
+    long long smaps_looped;      /* smaps with few items whose items ran one by one on the
+                                    calling thread so that the smaps inside them could run
+                                    as pipelines (nested smaps; these count in neither
+                                    smaps_parallel nor smaps_sequential) */
     long long remote_batches;    /* batches a remote executor ran (opts.remote) */
     long long remote_bytes_sent; /* their requests' bytes */
     long long remote_bytes_received; /* their replies' bytes */

@@ -19,7 +19,7 @@ static int eval_range(eval_ctx *cx, ir_loc loc, int64_t a, int64_t b, stc_value 
  * declined, so when the hook declines the caller evaluates range(a, b)
  * as usual and nothing differs from the reference. */
 static int eval_smap_range(eval_ctx *cx, const ir_expr *le, eval_frame *fr, int thread, const ir_expr *e,
-                           stc_value fnv, stc_value *out)
+                           stc_value fnv, bool *offered, stc_value *out)
 {
     stc_value a[2];
     for (int i = 0; i < 2; i++) {
@@ -32,6 +32,7 @@ static int eval_smap_range(eval_ctx *cx, const ir_expr *le, eval_frame *fr, int 
     uint64_t n = a[1].as.i > a[0].as.i ? (uint64_t)a[1].as.i - (uint64_t)a[0].as.i : 0;
     if (n > (uint64_t)EVAL_MAX_RANGE) return EVAL_DECLINED; /* the evaluator reports it */
     eval_items items = {NULL, a[0].as.i, (size_t)n};
+    *offered = true;
     return cx->hooks->smap(cx->hooks->ud, cx, e, thread, fnv, &items, out);
 }
 
@@ -52,10 +53,11 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         return rc;
     }
     const ir_expr *le = e->u.call.args[1];
+    bool offered = false; /* a declined offer of the ints is not made again with the list */
     if (cx->hooks && le->kind == IR_CALL && le->u.call.kind == CALL_BUILTIN &&
         le->u.call.callee.index == BI_RANGE) {
         /* smap(f, range(a, b)): offer the ints without building the list. */
-        rc = eval_smap_range(cx, le, fr, thread, e, fnv, out);
+        rc = eval_smap_range(cx, le, fr, thread, e, fnv, &offered, out);
         if (rc != EVAL_DECLINED) {
             val_release(fnv);
             return rc;
@@ -71,7 +73,7 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         val_release(xs);
         return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
     }
-    if (cx->hooks) {
+    if (cx->hooks && !offered) {
         eval_items items = {val_seq_items(xs), 0, val_seq_len(xs)};
         rc = cx->hooks->smap(cx->hooks->ud, cx, e, thread, fnv, &items, out);
         if (rc != EVAL_DECLINED) {
@@ -81,24 +83,28 @@ static int eval_smap(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         }
         rc = 0;
     }
-    size_t n = val_seq_len(xs);
+    eval_items items = {val_seq_items(xs), 0, val_seq_len(xs)};
+    rc = stc__eval_smap_seq(cx, loc, thread, fnv, &items, out);
+    val_release(fnv);
+    val_release(xs);
+    return rc;
+}
+
+int stc__eval_smap_seq(eval_ctx *cx, ir_loc loc, int thread, stc_value fnv, const eval_items *xs, stc_value *out)
+{
+    size_t n = xs->n;
     stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
-    if (r.tag == STC_T_INVALID) {
-        val_release(fnv);
-        val_release(xs);
-        return stc__eval_oom(cx, loc);
-    }
+    if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     long long saved = cx->item;
+    int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         cx->item = (long long)i;
         if ((rc = stc__eval_check_cancel(cx, loc))) break;
-        stc_value arg = val_retain(val_seq_items(xs)[i]);
+        stc_value arg = xs->items ? val_retain(xs->items[i]) : stc_value_int(xs->start + (int64_t)i);
         if (thread >= 0) rc = stc__eval_call_thread(cx, thread, 1, &arg, loc, &val_seq_items(r)[i]);
         else rc = stc__eval_apply(cx, fnv, 1, &arg, loc, &val_seq_items(r)[i]);
     }
     cx->item = saved;
-    val_release(fnv);
-    val_release(xs);
     if (rc) {
         val_release(r);
         return rc;

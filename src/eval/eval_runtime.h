@@ -177,6 +177,14 @@ void stc__eval_ctx_share(eval_ctx *wcx, const eval_ctx *cx);
 
 /* ---- Errors ------------------------------------------------------------------ */
 
+/* The evaluator's smap loop over xs (borrowed), item by item on cx as the
+ * reference runs it, without offering it to the hooks: each item's
+ * smaps, tuples and lets are offered as usual when cx has hooks (the
+ * runtime runs an outer smap this way so that its inner smaps may run as
+ * pipelines).  fnv is borrowed; *out is the result list. */
+int stc__eval_smap_seq(struct eval_ctx *cx, ir_loc loc, int thread, stc_value fnv, const eval_items *xs,
+                       stc_value *out);
+
 /* Records an error (only the first one counts) at loc with the context's
  * current thread and item; returns code. */
 int stc__eval_error(eval_ctx *cx, int code, ir_loc loc, const char *fmt, ...)

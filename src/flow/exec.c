@@ -249,8 +249,10 @@ static void flow_on_idle(void *ud, int worker, uint64_t t0, uint64_t t1)
 /* The plan for smap e in *pl (its profile in *prof), or EVAL_DECLINED when
  * the evaluator is as good: fewer than 2 items, a body that is one serial
  * stage, a depth at the limit (or a call planned in place reaching it), a map over what is not a function. */
+#define FLOW_NESTED_LOOP 1000 /* flow_plan_for: run it as main's loop (nested.c); not an EVAL_ code */
+
 static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, size_t n,
-                         const flow_plan **pl, flow_plan_prof **prof)
+                         const flow_plan **pl, flow_plan_prof **prof, flow_plan_use **use)
 {
     const ir_fun *fn = NULL;
     if (thread < 0) {
@@ -261,7 +263,7 @@ static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int t
         rt->stats.smaps_sequential++;
         return EVAL_DECLINED;
     }
-    if (!(*pl = stc__flow_plan_get(rt, e, fn, thread, prof))) return stc__eval_oom(cx, e->u.call.callee_loc);
+    if (!(*pl = stc__flow_plan_get(rt, e, fn, thread, prof, use))) return stc__eval_oom(cx, e->u.call.callee_loc);
     if ((*pl)->nstages == 0 || ((*pl)->nstages == 1 && (*pl)->stages[0].serial)) {
         rt->stats.smaps_sequential++; /* one serial stage: the evaluator is as good */
         return EVAL_DECLINED;
@@ -272,6 +274,11 @@ static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int t
         rt->stats.smaps_sequential++;
         return EVAL_DECLINED;
     }
+    if ((*use)->cheap) { /* its pipelines were too short to pay (nested.c) */
+        rt->stats.smaps_sequential++;
+        return EVAL_DECLINED;
+    }
+    if (stc__flow_nested_loop_pays(rt, *use, n)) return FLOW_NESTED_LOOP;
     return 0;
 }
 
@@ -368,7 +375,9 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
 {
     const flow_plan *pl = NULL;
     flow_plan_prof *prof = NULL;
-    int rc = flow_plan_for(rt, cx, e, thread, fnv, s ? SIZE_MAX : xs->n, &pl, &prof);
+    flow_plan_use *use = NULL;
+    int rc = flow_plan_for(rt, cx, e, thread, fnv, s ? SIZE_MAX : xs->n, &pl, &prof, &use);
+    if (rc == FLOW_NESTED_LOOP && !s) return stc__flow_nested_loop(rt, cx, e, thread, fnv, xs, use, out);
     if (rc) return rc;
     /* release fills every item of the result list on success */
     stc_value result = s ? stc_value_unit() : stc__val_seq_alloc_unfilled(STC_T_LIST, xs->n);
@@ -379,7 +388,9 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     flow_job job;
     flow_job_init(&job, rt, cx, e, pl, prof, fnv, xs, s, s ? NULL : val_seq_items(result));
     int tokens = flow_tokens(rt, pl, s != NULL);
+    uint64_t start = flow_now_ns();
     rc = flow_job_run(&job, tokens);
+    stc__flow_note_pipeline(rt, use, flow_now_ns() - start);
     flow_job_fini(&job);
     flow_job_count(&job, tokens, count);
     if (rc != 0 && job.err_index < 0) {

@@ -175,6 +175,15 @@ void stc__flow_each_smap(const ir_program *p, void (*visit)(const ir_expr *smap,
  * argument alone: NULL when that is not a lambda, a function or a thread
  * name (a function value: known only at run time), or out of memory. */
 flow_plan *stc__flow_plan_static(flow_info *fi, const ir_expr *smap);
+/* When smap's function is a parameter of a top-level function, the
+ * functions its calls pass there (param_fns.c): the count, with fns[i] a
+ * lambda, function or thread reference and calls[i] the first call passing
+ * it (both arrays malloc'd); 0 when any call passes something else or
+ * none exists; -1 when out of memory. */
+int stc__flow_param_fns(const ir_program *p, const ir_expr *smap, const ir_expr ***fns, const ir_expr ***calls);
+/* The plan of smap mapping the function f names (a lambda, a function or
+ * a thread reference); NULL for anything else or out of memory. */
+flow_plan *stc__flow_plan_for_fn(flow_info *fi, const ir_expr *smap, const ir_expr *f);
 
 /* ---- The runtime (runtime.c) ------------------------------------------------ */
 

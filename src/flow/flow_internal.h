@@ -48,6 +48,16 @@ typedef struct flow_task_plan {
     int cheap_runs;               /* consecutive runs shorter than FLOW_TASK_MIN_NS (main thread only) */
 } flow_task_plan;
 
+/* What the runtime learnt about one plan over its runs (main thread
+ * only), for the decisions of nested.c. */
+typedef struct flow_plan_use {
+    bool nested;        /* a step of its plan may run an smap */
+    bool nested_serial; /* ... and one such step is in a serial stage (the smap writes threads) */
+    bool outer_pays;    /* a loop on main did not pay (nested.c): pipeline it from now on */
+    bool cheap;         /* its pipelines were too short to pay: left to the evaluator */
+    int cheap_runs;     /* consecutive pipeline runs shorter than FLOW_SMAP_MIN_NS */
+} flow_plan_use;
+
 /* A worker's evaluation context, on cache lines of its own (the array is
  * 64-byte aligned): its fields change at every call, and a neighbour's
  * context on the same line would move between the cores with them. */
@@ -77,6 +87,8 @@ struct flow_runtime {
     bool *outer_plain;
     struct val_depot *depot; /* where the caches exchange full magazines */
     flow_plan **plans;       /* made so far (used by the main thread only) */
+    flow_plan_use *uses;     /* parallel to plans (main thread only) */
+    uint64_t pipeline_ns;    /* wall time of every pipeline run so far (main thread only) */
     int nplans, plans_cap;
     flow_task_plan **tasks;  /* tuple and let-chain decisions made so far, a hash
                                 table by expression (main thread only) */
@@ -110,7 +122,7 @@ void stc__flow_on_worker(void *ud, int worker, bool joining);
  * first use, with its measurements in *prof when profiling or tracing
  * (else NULL); NULL when out of memory (runtime.c). */
 const flow_plan *stc__flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
-                               flow_plan_prof **prof);
+                               flow_plan_prof **prof, flow_plan_use **use);
 
 /* A plan's stage names and counters (profile or trace runs); -1 when out
  * of memory, the partial record freed by stc__flow_prof_free (profiling.c). */
@@ -122,6 +134,19 @@ int stc__flow_smap(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_val
               stc_value *out);
 int stc__flow_stream(void *ud, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv, const eval_stream *s,
                 long long *count);
+
+/* Nested smaps (nested.c).  Whether smap e's plan, offered with n items
+ * from main's context, runs as main's own loop over its items so that the
+ * smaps inside them run as pipelines (the decision rule is there). */
+void stc__flow_nested_use_init(const flow_info *fi, const flow_plan *pl, flow_plan_use *use);
+bool stc__flow_nested_loop_pays(const flow_runtime *rt, const flow_plan_use *use, size_t n);
+/* Runs that loop: the evaluator's smap over xs on cx (main), its inner
+ * smaps offered to the hooks; measures whether it paid. */
+int stc__flow_nested_loop(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread, stc_value fnv,
+                          const eval_items *xs, flow_plan_use *use, stc_value *out);
+/* Accounts a pipeline run of wall_ns: a plan whose runs are too short to
+ * pay for waking the workers is left to the evaluator from then on. */
+void stc__flow_note_pipeline(flow_runtime *rt, flow_plan_use *use, uint64_t wall_ns);
 
 /* The tuple and let hooks (tasks.c). */
 int stc__flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);

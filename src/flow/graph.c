@@ -46,21 +46,39 @@ static ir_type *graph_elem(ir_type *list)
     return list && list->kind == TY_LIST ? list->args[0] : NULL;
 }
 
-static void graph_smap(const ir_expr *smap, void *ud)
+/* The input and output types of the function f names (a lambda, a
+ * function or a thread reference), where known. */
+static void graph_fn_types(const ir_program *p, const ir_expr *f, ir_type **in, ir_type **out)
 {
-    graph_ctx *g = ud;
+    const ir_fun *fn = f->kind == IR_LAMBDA ? f->u.fn : f->kind == IR_FUNREF ? p->funs[f->u.index] : NULL;
+    if (fn && fn->nparams == 1 && fn->params[0]->type && fn->body->type) {
+        *in = fn->params[0]->type;
+        *out = fn->body->type;
+    } else if (f->kind == IR_THREADREF) {
+        *in = p->threads[f->u.index]->in_type;
+        *out = p->threads[f->u.index]->out_type;
+    }
+}
+
+/* One cluster: smap's pipeline pl (NULL: not known before the run); via,
+ * when smap maps a parameter, the call that passes it fn, the function pl
+ * maps. */
+static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl, const ir_expr *via,
+                          const ir_expr *fn)
+{
     buf *b = g->out;
     int id = g->n++;
-    flow_plan *pl = stc__flow_plan_static(g->fi, smap);
     stc__buf_printf(b, "  subgraph cluster_%d {\n    label=\"smap at ", id);
     graph_quote(b, g->file);
     stc__buf_printf(b, ":%d:%d", smap->loc.line, smap->loc.col);
+    if (via) stc__buf_printf(b, " (function from the call at %d:%d)", via->loc.line, via->loc.col);
     if (!pl) stc__buf_printf(b, " (its function is a value: planned at run time)");
     else stc__buf_printf(b, ", %d stage%s", pl->nstages, pl->nstages == 1 ? "" : "s");
     stc__buf_printf(b, "\";\n    style=rounded; color=\"#999999\";\n");
     stc__buf_printf(b, "    p%d_in [label=\"items\", shape=invhouse, fillcolor=\"#eeeeee\"];\n", id);
     stc__buf_printf(b, "    p%d_out [label=\"results in list order\", shape=house, fillcolor=\"#eeeeee\"];\n", id);
     ir_type *in_t = graph_elem(smap->u.call.args[1]->type), *out_t = graph_elem(smap->type);
+    if (via) graph_fn_types(g->fi->p, fn, &in_t, &out_t); /* the helper's types are generic */
     if (!pl || pl->nstages == 0) {
         stc__buf_printf(b, "    p%d_in -> p%d_out [label=\"", id, id);
         graph_type(b, in_t);
@@ -101,6 +119,19 @@ static void graph_smap(const ir_expr *smap, void *ud)
         stc__buf_printf(b, "\"];\n");
     }
     stc__buf_printf(b, "  }\n");
+}
+
+static void graph_smap(const ir_expr *smap, void *ud)
+{
+    graph_ctx *g = ud;
+    flow_plan *pl = stc__flow_plan_static(g->fi, smap);
+    const ir_expr **fns = NULL, **calls = NULL;
+    int n = pl ? 0 : stc__flow_param_fns(g->fi->p, smap, &fns, &calls);
+    if (n < 0) g->oom = true;
+    for (int i = 0; i < n; i++) graph_cluster(g, smap, stc__flow_plan_for_fn(g->fi, smap, fns[i]), calls[i], fns[i]);
+    if (n <= 0) graph_cluster(g, smap, pl, NULL, NULL);
+    free(fns);
+    free(calls);
 }
 
 static const char *graph_access(const flow_info *fi, int t)

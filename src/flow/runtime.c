@@ -61,6 +61,7 @@ void stc__flow_runtime_free(flow_runtime *rt)
     for (int i = 0; rt->profs && i < rt->nplans; i++) stc__flow_prof_free(rt->plans[i], &rt->profs[i]);
     free(rt->profs);
     free(rt->plans);
+    free(rt->uses);
     free(rt->tasks); /* the plans are in fi->mem */
     stc__flow_info_free(rt->fi);
     stc__flow_remote_names_free(rt->rnames);
@@ -126,13 +127,14 @@ void stc__flow_on_worker(void *ud, int worker, bool joining)
 }
 
 const flow_plan *stc__flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
-                               flow_plan_prof **prof)
+                               flow_plan_prof **prof, flow_plan_use **use)
 {
     *prof = NULL;
     for (int i = 0; i < rt->nplans; i++) {
         const flow_plan *pl = rt->plans[i];
         if (pl->smap == e && pl->fn == fn && (fn || pl->thread == thread)) {
             if (rt->profs) *prof = &rt->profs[i];
+            *use = &rt->uses[i];
             return pl;
         }
     }
@@ -141,6 +143,9 @@ const flow_plan *stc__flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir
         flow_plan **n = realloc(rt->plans, (size_t)ncap * sizeof *n);
         if (!n) return NULL;
         rt->plans = n;
+        flow_plan_use *nu = realloc(rt->uses, (size_t)ncap * sizeof *nu);
+        if (!nu) return NULL;
+        rt->uses = nu;
         if (rt->profile || rt->trace) {
             flow_plan_prof *np = realloc(rt->profs, (size_t)ncap * sizeof *np);
             if (!np) return NULL;
@@ -155,6 +160,8 @@ const flow_plan *stc__flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir
         return NULL;
     }
     if (rt->profs) *prof = &rt->profs[rt->nplans];
+    stc__flow_nested_use_init(rt->fi, pl, &rt->uses[rt->nplans]);
+    *use = &rt->uses[rt->nplans];
     rt->plans[rt->nplans++] = pl;
     return pl;
 }

@@ -10,7 +10,9 @@
  * short lists. */
 #include "trace/profile.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/buf.h"
 
@@ -85,15 +87,26 @@ char *stc__profile_format(const result_profile *pf)
         if (!first) continue;
         stc__buf_printf(&b, "\npipeline %d: smap at %s, %.3f ms wall, work %.3f ms\n", p, first->smap,
                    pf->pipeline_wall_ms[p], work);
-        stc__buf_printf(&b, "  %-28s %-26s %10s %10s %6s %10s %10s\n", "stage", "kind", "items", "busy ms", "share",
-                   "us/item", "queued ms");
+        /* Columns as wide as their widest entry ("serial (calls recursive
+         * function g)" is longer than most), at least the usual widths. */
+        int wname = 28, wkind = 26;
+        for (size_t i = 0; i < pf->nstages; i++) {
+            const stc_stage_profile *s = &pf->stages[i];
+            if (s->pipeline != p) continue;
+            int nl = snprintf(NULL, 0, "%s (line %d)", s->name, s->line), kl = (int)strlen(s->kind);
+            if (nl > wname) wname = nl;
+            if (kl > wkind) wkind = kl;
+        }
+        stc__buf_printf(&b, "  %-*s %-*s %10s %10s %6s %10s %10s\n", wname, "stage", wkind, "kind", "items", "busy ms",
+                   "share", "us/item", "queued ms");
         for (size_t i = 0; i < pf->nstages; i++) {
             const stc_stage_profile *s = &pf->stages[i];
             if (s->pipeline != p) continue;
             buf name = BUF_INIT;
             stc__buf_printf(&name, "%s (line %d)", s->name, s->line);
             char *label = stc__buf_take(&name);
-            stc__buf_printf(&b, "  %-28s %-26s %10lld %10.3f %5.1f%% %10.3f %10.3f\n", label ? label : s->name, s->kind,
+            stc__buf_printf(&b, "  %-*s %-*s %10lld %10.3f %5.1f%% %10.3f %10.3f\n", wname, label ? label : s->name,
+                       wkind, s->kind,
                        s->items, s->busy_ms, total > 0 ? 100.0 * s->busy_ms / total : 0.0,
                        s->items > 0 ? 1000.0 * s->busy_ms / (double)s->items : 0.0, s->queued_ms);
             free(label);

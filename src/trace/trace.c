@@ -60,14 +60,7 @@ static void trace_buf_str(buf *b, const char *s)
         } else if (c < 0x80) {
             stc__buf_putc(b, (char)c);
         } else {
-            bool ok;
-            size_t n = stc__utf8_scan((const unsigned char *)s + i, len - i, &ok);
-            if (!ok) {
-                stc__buf_puts(b, "\\ufffd");
-            } else {
-                stc__buf_put(b, s + i, n);
-            }
-            i += n - 1;
+            i += stc__utf8_put_json(b, (const unsigned char *)s + i, len - i) - 1;
         }
     }
 }

@@ -1,5 +1,6 @@
 /* utf8.c - recognising well-formed UTF-8 sequences (see utf8.h). */
 #include "utf8.h"
+#include "buf.h"
 
 size_t stc__utf8_scan(const unsigned char *s, size_t n, bool *ok)
 {
@@ -26,5 +27,17 @@ size_t stc__utf8_scan(const unsigned char *s, size_t n, bool *ok)
     for (size_t i = 2; i < len; i++)
         if (i >= n || (s[i] & 0xc0) != 0x80) return i;
     *ok = true;
+    return len;
+}
+
+size_t stc__utf8_put_json(struct buf *b, const unsigned char *s, size_t n)
+{
+    bool ok;
+    size_t len = stc__utf8_scan(s, n, &ok);
+    if (ok) {
+        stc__buf_put(b, (const char *)s, len);
+    } else {
+        stc__buf_puts(b, "\\ufffd");
+    }
     return len;
 }

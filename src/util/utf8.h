@@ -16,4 +16,11 @@
  * byte). */
 size_t stc__utf8_scan(const unsigned char *s, size_t n, bool *ok);
 
+struct buf;
+/* For the same s and n: appends to b the well-formed sequence there, or
+ * the JSON escape \ufffd for its maximal ill-formed subpart, and returns
+ * how many bytes of s that consumed. The one rule of both JSON printers
+ * (values, traces). */
+size_t stc__utf8_put_json(struct buf *b, const unsigned char *s, size_t n);
+
 #endif

@@ -54,14 +54,7 @@ static void val_print_string(buf *b, const char *s, size_t len, bool json, size_
             } else {
                 /* JSON text is UTF-8: well-formed sequences are copied, any
                  * ill-formed part is one U+FFFD (docs/LANGUAGE.md section 9). */
-                bool ok;
-                size_t n = stc__utf8_scan((const unsigned char *)s + i, len - i, &ok);
-                if (!ok) {
-                    stc__buf_puts(b, "\\ufffd");
-                } else {
-                    stc__buf_put(b, s + i, n);
-                }
-                i += n - 1;
+                i += stc__utf8_put_json(b, (const unsigned char *)s + i, len - i) - 1;
             }
         }
     }

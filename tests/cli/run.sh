@@ -45,6 +45,7 @@ out_is() { printf '%s\n' "$1" | cmp -s - out || bad "stdout is not exactly: $1";
 err_is() { printf '%s\n' "$1" | cmp -s - err || bad "stderr is not exactly: $1"; }
 out_has() { grep -qF -- "$1" out || bad "stdout lacks: $1"; }
 err_has() { grep -qF -- "$1" err || bad "stderr lacks: $1"; }
+out_lacks() { ! grep -qF -- "$1" out || bad "stdout has: $1"; }
 out_empty() { [ ! -s out ] || bad "stdout is not empty"; }
 err_empty() { [ ! -s err ] || bad "stderr is not empty"; }
 lines_out() { [ "$(wc -l <out)" -eq "$1" ] || bad "stdout has $(wc -l <out) lines, expected $1"; }
@@ -237,7 +238,45 @@ EOF2
 begin "stats: a pipeline at 2 workers"; run run --stats --workers 2 --queue-capacity 1 pipe.stc; code_is 0
 err_has "stats: workers 2, pipelines 1, sequential smaps 0, items 50, peak in flight "; end
 begin "stats: nothing parallel under --reference"; run run --stats --reference pipe.stc; code_is 0
-err_is "stats: workers 0, pipelines 0, sequential smaps 0, items 0, peak in flight 0 (bound 0), tuple tasks 0"; end
+err_is "stats: workers 0, pipelines 0, sequential smaps 0, items 0, peak in flight 0 (bound 0), tuple tasks 0, nested loops 0"; end
+# Nested smaps (docs/DESIGN.md section 3, "Nested smaps by cost"): which
+# smaps run as pipelines, a structural check by --stats (no timing).
+nested_rows() { # $1 rows of 3000 pure items
+    printf 'fun pure_fn(x) = sin_iter(3, float(x))\nmain = len(smap(fn row => len(smap(pure_fn, row)), ['
+    for ((i = 0; i < $1; i++)); do printf '%srange(0, 3000)' "$([ $i -gt 0 ] && echo ', ')"; done
+    printf ']))\n'
+}
+nested_rows 3 >rows3.stc; nested_rows 4 >rows4.stc
+begin "nested: 3 rows at 2 workers: main loops over the rows, each inner smap a pipeline"
+run run --stats --workers 2 rows3.stc; code_is 0; out_is "3"
+err_has "pipelines 3, sequential smaps 0, items 9000,"; err_has "nested loops 1"; end
+begin "nested: 4 rows at 3 workers: the same"
+run run --stats --workers 3 rows4.stc; code_is 0; out_is "4"
+err_has "pipelines 4, sequential smaps 0, items 12000,"; err_has "nested loops 1"; end
+begin "nested: 4 rows at 2 workers spread evenly: the outer smap is the pipeline"
+run run --stats --workers 2 rows4.stc; code_is 0; out_is "4"
+err_has "pipelines 1, sequential smaps 0, items 4,"; err_has "nested loops 0"; end
+begin "nested: 1 worker: the outer smap is the pipeline"
+run run --stats --workers 1 rows3.stc; code_is 0; out_is "3"
+err_has "pipelines 1, sequential smaps 0, items 3,"; err_has "nested loops 0"; end
+cat >nested_threads.stc <<'EOF2'
+fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)
+thread a = acc init 0
+thread b = acc init 0
+main = smap(fn r => len(smap(fn x => b(a(x * r)), range(0, 3000))), [1, 2, 3, 4, 5, 6])
+EOF2
+begin "nested: inner pipelines of threads run as pipelines, one per outer item"
+run run --stats --workers 2 nested_threads.stc; code_is 0
+err_has "pipelines 6, sequential smaps 0, items 18000,"; err_has "nested loops 1"; end
+cat >nested_many.stc <<'EOF2'
+fun mix(x, s) = let v = (s * 17 + x * 3 + 1) % 1000003 in (v + x % 7, v)
+thread b = mix init 0
+fun inner(x) = smap(fn y => b(y * x % 1000), range(0, 5))
+main = len(smap(fn x => len(inner(x)), range(0, 3000)))
+EOF2
+begin "nested: many outer items: never a pipeline per outer item"
+run run --stats --workers 2 nested_many.stc; code_is 0; out_has "3000"
+err_has "pipelines 1, sequential smaps 0, items 3000,"; err_has "nested loops 0"; end
 begin "verify: the runtime agrees with the reference"; run run --verify --workers 3 --json pipe.stc; code_is 0
 out_has '{"result": [11, 112, 1123,'; end
 for w in 1 2 8; do
@@ -402,7 +441,26 @@ helper_form recursive 'fun loop(x, n) = if n == 0 then x else loop(h(f(x)), n - 
 begin "graph and profile: a recursive helper is a serial stage, and they say why"
 got=$(main_stages recursive.stc)
 [ "$got" = '[loop\nserial (calls recursive function loop)] [sin_iter\nreplicated] ' ] || bad "stages: $got"
-run run --workers 2 --profile recursive.stc; code_is 0; err_has "serial (calls recursive function loop)"; end
+run run --workers 2 --profile recursive.stc; code_is 0; err_has "serial (calls recursive function loop)"
+# the kind column is as wide as its longest entry: the items column starts
+# at the same place on the header and on every stage row
+awk '/^  stage /{h = index($0, "items") + 4} /^  [^b].*\(line [0-9]+\)/{ if (!h) next; n++
+     if (match($0, /[0-9]+ +[0-9]+\.[0-9]+ +[0-9.]+%/) == 0 || RSTART + index(substr($0, RSTART), " ") - 2 != h) bad++ }
+     END { exit !(h && n >= 2 && !bad) }' err || bad "profile columns not aligned: $(cat err)"; end
+helper_form param 'fun each(g, xs) = smap(g, xs)' 'main = each(fn x => h(f(x)), inputs(50))'
+begin "graph: an smap of a helper's parameter shows the stages of the function its call passes"
+got=$("$STC" graph param.stc </dev/null | awk '
+    /label="smap at/ { on = index($0, "(function from the call at 6:8), 2 stages") > 0 }
+    on && /^    p[0-9]+_s[0-9]+ \[label=/ {
+        match($0, /label="[^"]*"/); s = substr($0, RSTART + 7, RLENGTH - 8)
+        gsub(/ · line [0-9]+/, "", s); printf "[%s] ", s }')
+[ "$got" = "$inline_stages" ] || bad "stages: $got, inline: $inline_stages"
+run graph param.stc; out_lacks "planned at run time"
+run run --json --workers 2 param.stc; code_is 0; cmp -s out inline.out || bad "result differs from the inline form"; end
+printf '%s\n' 'fun each(g, xs) = smap(g, xs)' 'fun twice(g, xs) = each(g, each(g, xs))' \
+    'main = twice(fn x => x + 1, [1, 2])' >param_value.stc
+begin "graph: a parameter passed on as a value is still planned at run time"
+run graph param_value.stc; code_is 0; out_has "planned at run time"; end
 helper_form value 'main = let g = fn y => h(f(y)) in smap(fn x => g(x), inputs(50))'
 begin "graph: a call through a function value is a serial stage, and it says why"
 got=$(main_stages value.stc)

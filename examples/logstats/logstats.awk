@@ -1,6 +1,9 @@
-# logstats.awk - examples/logstats/logstats.stc's aggregation in awk, the
-# yardstick of bench/cost.sh: one result line per input line, then the five
-# final states (latency printed with %.17g; stc prints the shortest form).
+# logstats.awk - logstats.stc's aggregation in awk: the independent check of
+# test.sh and the yardstick of bench/cost.sh. One result line per input
+# line, then the five final states (latency printed with %.17g; stc prints
+# the shortest form). awk's default field splitting (runs of blanks)
+# matches words() on these lines, and awk adds the latencies in the same
+# order as the latency thread, so the sum is the same double.
 NF != 7 || $5 + 0 < 200 || $5 + 0 > 599 { print "bad"; bad++; next }
 {
     c = int($5 / 100); cls[c]++; print c "xx"
