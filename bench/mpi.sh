@@ -17,15 +17,16 @@
 #   --build DIR  the build holding stc (with MPI) and gen_log (default build)
 #   --dir DIR    where the input is made (default /tmp/stc-bench-mpi)
 #
-# Today rank 0 runs the whole program (docs/CLUSTER.md), so the K > 1
-# columns measure the price of the job (starting K processes, each loading
-# Open MPI and compiling the program, then waiting): expect no gain.  The
-# table is the baseline the distributed runtime will be measured against.
+# The other ranks run replicated stages that call no thread (docs/CLUSTER.md):
+# `pure` is all such work, logstats's parse stage is, the demo and
+# comp_write (thread calls: serial or thread-calling stages) stay on rank 0,
+# so for those the K > 1 columns measure the price of the job (starting K
+# processes, each loading Open MPI and compiling the program, then waiting).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=5 workers=2 ranks=4 lines=200000 build=build dir=/tmp/stc-bench-mpi
-usage() { sed -n '2,23s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '2,24s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) runs=${2:?--runs needs a number}; shift 2 ;;
@@ -56,6 +57,7 @@ log=$dir/access-$lines.log
 progs=(
     "hello|examples/demo.stc|"
     "comp_write (paper, 50 x 2 ms items)|bench/paper/comp_write.stc|"
+    "pure (64 x 2 ms items, replicated)|bench/mpi/pure.stc|"
     "logstats $lines lines|examples/logstats/logstats.stc|--quiet --input $log"
 )
 

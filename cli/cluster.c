@@ -53,6 +53,8 @@ int cli_cluster_finish(int code) { return code; }
 
 const struct stc_remote *cli_cluster_remote(void) { return NULL; }
 
+int cli_cluster_remote_slots(void) { return 0; }
+
 int cli_cluster_serve(struct stc_program *prog)
 {
     (void)prog;
@@ -280,6 +282,8 @@ const struct stc_remote *cli_cluster_remote(void)
     if (!remote_peers && !(remote_peers = calloc((size_t)mpi_size, sizeof *remote_peers))) return NULL;
     return &remote_mpi;
 }
+
+int cli_cluster_remote_slots(void) { return REMOTE_CREDITS * (mpi_size - 1); }
 
 int cli_cluster_serve(struct stc_program *prog)
 {

@@ -39,6 +39,9 @@ struct stc_program;
  * STC_MPI_LOCAL=1 in the environment (every stage stays on rank 0). */
 const struct stc_remote *cli_cluster_remote(void);
 
+/* How many batches the other ranks can hold at once (credits x ranks). */
+int cli_cluster_remote_slots(void);
+
 /* Ranks other than 0: answers rank 0's batches with prog (NULL when it
  * did not compile: then no batch comes) until rank 0 says stop.  Returns
  * 0, or an exit code after a fault (then MPI_Abort has ended the job). */

@@ -233,9 +233,9 @@ static int cli_main(int argc, char **argv)
     if (max_line && *max_line && cli_parse_int(max_line, 1, 1 << 30, &ml) == 0) a.max_line = (size_t)ml;
 
     /* --mpi: join the job first; ranks other than 0 print nothing. */
-    int rank = 0;
+    int rank = 0, size = 1;
     if (a.mpi) {
-        int size, code = cli_cluster_init(&rank, &size);
+        int code = cli_cluster_init(&rank, &size);
         if (code) return code;
     }
     stc_env *env = NULL;
@@ -247,6 +247,10 @@ static int cli_main(int argc, char **argv)
     stc_pool *pool = NULL;
     if (a.cmd == CLI_CMD_RUN && !a.reference && !a.verify && rank == 0) {
         long n = a.workers ? a.workers : sysconf(_SC_NPROCESSORS_ONLN);
+        /* --mpi: a worker waits for the batch it sent to another rank
+         * (cli/cluster.c), so by default rank 0 gets one more per batch
+         * the other ranks can hold. */
+        if (a.mpi && !a.workers && cli_cluster_remote()) n += (long)cli_cluster_remote_slots();
         if (n > 1) pool = stc_pool_new((int)(n > CLI_MAX_WORKERS ? CLI_MAX_WORKERS : n));
     }
     char *src = NULL;
