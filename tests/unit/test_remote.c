@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/program.h"
+#include "flow/flow.h"
 #include "run_check.h"
 #include "stc.h"
 #include "test.h"
@@ -216,4 +218,55 @@ TEST(remote_server_refuses_bad_requests)
     stc_remote_server_free(s);
     stc_program_free(prog);
     stc_env_free(env);
+}
+
+/* Which stages may go (stc__flow_remote_stages): replicated stages of pure
+ * work, through called functions and lambdas handed to fold; not a stage
+ * calling a read-only thread, a function value, or a function that does. */
+static void first_smap(const ir_expr *smap, void *ud)
+{
+    const ir_expr **out = ud;
+    if (!*out) *out = smap;
+}
+
+static uint64_t remote_mask(const char *src)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "mask.stc");
+    uint64_t mask = ~(uint64_t)0;
+    flow_info *fi = prog ? stc__flow_info_new(prog->ir) : NULL;
+    if (fi) {
+        const ir_expr *smap = NULL;
+        stc__flow_each_smap(prog->ir, first_smap, &smap);
+        flow_plan *pl = smap ? stc__flow_plan_static(fi, smap) : NULL;
+        CHECK(pl != NULL);
+        if (pl) mask = pl->remote_ok;
+    }
+    stc__flow_info_free(fi);
+    stc_program_free(prog);
+    stc_env_free(env);
+    return mask;
+}
+
+TEST(remote_which_stages_may_go)
+{
+    /* pure work through a function and a lambda given to fold: stage 0 */
+    CHECK_INT(remote_mask("fun sq(x) = x * x\n"
+                          "fun sum(xs) = fold(fn (a, x) => a + sq(x), 0, xs)\n"
+                          "main = smap(fn x => sum([x, x + 1]), range(0, 10))\n"),
+              1);
+    /* a read-only thread's state lives on rank 0: nothing goes */
+    CHECK_INT(remote_mask("fun look(x, s) = (x + s, s)\n"
+                          "thread r = look init 5\n"
+                          "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              0);
+    /* a function value called inside a called function: nothing goes */
+    CHECK_INT(remote_mask("fun ap(f, x) = f(x)\n"
+                          "main = smap(fn x => ap(fn y => y + 1, x), range(0, 10))\n"),
+              0);
+    /* pure, then a writing thread, then pure: stages 0 and 2 */
+    CHECK_INT(remote_mask("fun acc(x, s) = (x + s, x + s)\n"
+                          "thread t = acc init 0\n"
+                          "main = smap(fn x => let a = x * 3 in let b = t(a) in str(b), range(0, 10))\n"),
+              5);
 }
