@@ -4,80 +4,15 @@
  * (stc_remote_server), as another rank would.  The outcome must be the
  * reference's, errors included; bad transports and bad bytes must change
  * nothing but where the work ran. */
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/program.h"
 #include "flow/flow.h"
+#include "remote_fake.h"
 #include "run_check.h"
 #include "stc.h"
 #include "test.h"
-
-/* The fake transport: one request at a time through a slot, answered by
- * the server thread (so the workers wait, as for an MPI rank). */
-typedef struct fake {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    stc_remote_server *server;
-    const void *req;     /* (lock) the request being answered, NULL: none */
-    size_t len;
-    void *reply;         /* (lock) */
-    size_t reply_len;
-    int rc;
-    bool busy, answered, stop; /* (lock) */
-    long long served;    /* (lock) */
-    int mode;            /* 0: normal, 1: fail every call, 2: truncate replies */
-    void *first_req;     /* a copy of the first request (lock) */
-    size_t first_len;
-} fake;
-
-static void *fake_serve(void *ud)
-{
-    fake *f = ud;
-    pthread_mutex_lock(&f->lock);
-    for (;;) {
-        while (!f->stop && (!f->req || f->answered)) pthread_cond_wait(&f->cond, &f->lock);
-        if (f->stop) break;
-        const void *req = f->req;
-        size_t len = f->len;
-        pthread_mutex_unlock(&f->lock);
-        void *rep = NULL;
-        size_t rlen = 0;
-        int rc = stc_remote_server_handle(f->server, req, len, &rep, &rlen);
-        pthread_mutex_lock(&f->lock);
-        f->reply = rep, f->reply_len = rlen, f->rc = rc;
-        f->answered = true;
-        f->served++;
-        pthread_cond_broadcast(&f->cond);
-    }
-    pthread_mutex_unlock(&f->lock);
-    return NULL;
-}
-
-static int fake_call(void *ud, const void *req, size_t len, void **reply, size_t *reply_len)
-{
-    fake *f = ud;
-    if (f->mode == 1) return STC_EIO;
-    pthread_mutex_lock(&f->lock);
-    while (f->busy) pthread_cond_wait(&f->cond, &f->lock);
-    f->busy = true;
-    if (!f->first_req && (f->first_req = malloc(len))) {
-        memcpy(f->first_req, req, len);
-        f->first_len = len;
-    }
-    f->req = req, f->len = len, f->answered = false;
-    pthread_cond_broadcast(&f->cond);
-    while (!f->answered) pthread_cond_wait(&f->cond, &f->lock);
-    *reply = f->reply, *reply_len = f->reply_len;
-    int rc = f->rc;
-    f->req = NULL, f->busy = false, f->reply = NULL;
-    pthread_cond_broadcast(&f->cond);
-    pthread_mutex_unlock(&f->lock);
-    if (rc == 0 && f->mode == 2 && *reply_len > 0) *reply_len -= 1 + *reply_len / 3;
-    return rc;
-}
 
 static const char remote_src[] =
     "fun poly(x, k) = x * x + k\n"
@@ -97,60 +32,52 @@ static const char remote_err_src[] =
     "main = smap(fn x => inv(x) + inv(x + 1), range(0, 3000))\n";
 
 /* Runs src at 3 workers with the fake transport in `mode` and checks the
- * outcome against the reference; *stats gets the run's. */
-static void remote_check(const char *src, int mode, stc_run_stats *stats, long long *served, char **outcome)
+ * outcome against the reference; *stats gets the run's, *served the
+ * requests the fake answered, *outcome (if not NULL) the outcome. */
+static void remote_check(const char *src, tfake_mode mode, stc_run_stats *stats, long long *served, char **outcome)
 {
     stc_env *env = stc_env_new();
     stc_program *prog = UNIT_COMPILE(env, src, "remote.stc"), *twin = UNIT_COMPILE(env, src, "remote.stc");
-    if (!prog || !twin) goto done;
-    fake f = {.mode = mode};
-    pthread_mutex_init(&f.lock, NULL);
-    pthread_cond_init(&f.cond, NULL);
-    CHECK((f.server = stc_remote_server_new(twin)) != NULL);
-    pthread_t th;
-    CHECK_INT(pthread_create(&th, NULL, fake_serve, &f), 0);
+    tfake *f = prog && twin ? tfake_start(twin, mode) : NULL;
+    CHECK(f != NULL);
+    if (!f) goto done;
     char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
-    stc_remote rem = {fake_call, &f};
-    char *got = unit_outcome(prog, (stc_run_opts){.workers = 3, .remote = &rem}, stats);
+    char *got = unit_outcome(prog, (stc_run_opts){.workers = 3, .remote = tfake_remote(f)}, stats);
     CHECK_STR(got, ref);
-    if (getenv("STC_TEST_REMOTE_SHOW")) fprintf(stderr, "%s\n", ref);
     if (outcome) *outcome = ref;
     else free(ref);
     free(got);
-    pthread_mutex_lock(&f.lock);
-    f.stop = true;
-    pthread_cond_broadcast(&f.cond);
-    *served = f.served;
-    pthread_mutex_unlock(&f.lock);
-    pthread_join(th, NULL);
-    if (mode == 0 && f.first_req) {
+    void *first = NULL;
+    size_t first_len = 0;
+    *served = tfake_stop(f, &first, &first_len);
+    stc_remote_server *server = stc_remote_server_new(twin);
+    CHECK(server != NULL);
+    if (mode == TFAKE_SERVE && first && server) {
         /* Every strict prefix of a real request, and single corruptions of
          * it, are answered or refused, never a crash or a leak. */
-        unsigned char *q = f.first_req;
-        for (size_t n = 0; n < f.first_len; n++) {
+        unsigned char *q = first;
+        for (size_t n = 0; n < first_len; n++) {
             void *rep = NULL;
             size_t rl = 0;
-            CHECK(stc_remote_server_handle(f.server, q, n, &rep, &rl) < 0);
+            CHECK(stc_remote_server_handle(server, q, n, &rep, &rl) < 0);
             free(rep);
         }
         unsigned seed = 7;
         for (int i = 0; i < 2000; i++) {
             seed = seed * 1103515245u + 12345u;
-            size_t at = (seed >> 8) % f.first_len;
+            size_t at = (seed >> 8) % first_len;
             unsigned char was = q[at];
             q[at] = (unsigned char)(seed >> 20);
             void *rep = NULL;
             size_t rl = 0;
-            int rc = stc_remote_server_handle(f.server, q, f.first_len, &rep, &rl);
+            int rc = stc_remote_server_handle(server, q, first_len, &rep, &rl);
             CHECK(rc == 0 || rc == STC_EINVAL || rc == STC_ELIMIT);
             free(rep);
             q[at] = was;
         }
     }
-    free(f.first_req);
-    stc_remote_server_free(f.server);
-    pthread_cond_destroy(&f.cond);
-    pthread_mutex_destroy(&f.lock);
+    free(first);
+    stc_remote_server_free(server);
 done:
     stc_program_free(prog);
     stc_program_free(twin);
@@ -161,7 +88,7 @@ TEST(remote_stages_run_remotely_alike)
 {
     stc_run_stats st = {0};
     long long served = 0;
-    remote_check(remote_src, 0, &st, &served, NULL);
+    remote_check(remote_src, TFAKE_SERVE, &st, &served, NULL);
     CHECK(st.remote_batches > 0);
     CHECK_INT(st.remote_batches, served);
     CHECK(st.remote_bytes_sent > 0);
@@ -174,7 +101,7 @@ TEST(remote_stage_error_is_the_references)
     stc_run_stats st = {0};
     long long served = 0;
     char *out = NULL;
-    remote_check(remote_err_src, 0, &st, &served, &out);
+    remote_check(remote_err_src, TFAKE_SERVE, &st, &served, &out);
     CHECK(st.remote_batches > 0);
     /* item 1233 fails first (its second call), in a batch that went away */
     CHECK_CONTAINS(out, "division by zero");
@@ -186,7 +113,7 @@ TEST(remote_failing_transport_runs_here)
 {
     stc_run_stats st = {0};
     long long served = 0;
-    remote_check(remote_src, 1, &st, &served, NULL);
+    remote_check(remote_src, TFAKE_FAIL, &st, &served, NULL);
     CHECK_INT(st.remote_batches, 0);
     CHECK(st.remote_declined > 0);
     CHECK_INT(served, 0);
@@ -196,7 +123,7 @@ TEST(remote_truncated_replies_run_here)
 {
     stc_run_stats st = {0};
     long long served = 0;
-    remote_check(remote_src, 2, &st, &served, NULL);
+    remote_check(remote_src, TFAKE_TRUNCATE, &st, &served, NULL);
     CHECK_INT(st.remote_batches, 0);
     CHECK(st.remote_declined > 0);
     CHECK_INT(st.remote_declined, served);
