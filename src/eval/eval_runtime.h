@@ -68,6 +68,7 @@ typedef struct eval_tstate {
     stc_value value; /* THREAD_LANG: the current state (owned) */
     void *cstate;    /* THREAD_C: def->state_size bytes, initialised; NULL before */
     bool ready;      /* initialised (C: state_init succeeded; free with state_free) */
+    stc_value init;  /* keyed thread: a new key's state (owned); value is the key map */
 } eval_tstate;
 
 /* The per-call context handed to a C thread (public opaque type). */
@@ -205,6 +206,14 @@ int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *ou
  * ends in, as the body of the function that made it: at depth cx->depth,
  * which is to be that body's depth. */
 int stc__eval_tail_run(eval_ctx *cx, stc_value *out);
+
+/* Calls keyed thread t (src/eval/keyed.c) with the key map *map (the
+ * thread's state, or one shard of it: the keys of a shard are those the
+ * runtime routes to it) and init, a new key's state (borrowed): runs the
+ * thread's function on the key's state, puts the new state at the key,
+ * yields the output.  Consumes args. */
+int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, size_t nargs, stc_value *args,
+                         ir_loc loc, stc_value *out);
 
 /* Moves nargs args into the k values dst[0..k-1] as a function of k params
  * takes them (docs/LANGUAGE.md 4): k args pass directly; one k-tuple to k >= 2

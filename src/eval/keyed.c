@@ -1,0 +1,75 @@
+/* keyed.c - calls of keyed threads (docs/LANGUAGE.md, keyed threads).
+ *
+ * A keyed thread's state is a map from keys to each key's state; t(k, x...)
+ * runs f(k, x..., S) with S the key's state (the thread's init value for a
+ * key not seen before), puts the new state at k and returns the output:
+ * exactly the thread `g(k, x..., m) = let (y, s) = f(k, x..., get(m, k, E))
+ * in (y, put(m, k, s))`.  The map is moved out of its slot for the call when
+ * the thread's calls can never overlap (state_moves), so a uniquely held
+ * map is updated in place (O(log n), no copy); otherwise it is shared and
+ * put copies one path (O(log n)), which is also exactly g's meaning when f
+ * reaches the thread again.  The parallel runtime calls the same function
+ * on one shard of the map (src/flow/shards.c). */
+#include <stdlib.h>
+
+#include "eval/eval_internal.h"
+#include "value/map.h"
+
+#define KEYED_SMALL 8
+
+static const stc_value keyed_unit = {.tag = STC_T_UNIT};
+
+int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, size_t nargs, stc_value *args,
+                         ir_loc loc, stc_value *out)
+{
+    *out = keyed_unit;
+    const ir_program *p = cx->p;
+    const ir_thread *th = p->threads[t];
+    if (th->fun < 0 || th->fun >= p->nfuns || th->ninputs < 1 || map->tag != STC_T_MAP) {
+        for (size_t i = 0; i < nargs; i++) val_release(args[i]);
+        return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: unbound keyed thread '%s'", th->name);
+    }
+    size_t k = (size_t)th->ninputs; /* the key and the other inputs */
+    stc_value small[KEYED_SMALL], *full = small;
+    if (k + 1 > KEYED_SMALL && !(full = malloc((k + 1) * sizeof *full))) {
+        for (size_t i = 0; i < nargs; i++) val_release(args[i]);
+        return stc__eval_oom(cx, loc);
+    }
+    int rc = stc__eval_adapt_args(cx, th->name, k, nargs, args, full, loc);
+    if (rc) {
+        if (full != small) free(full);
+        return rc;
+    }
+    stc_value key = val_retain(full[0]);
+    stc_value m = *map;
+    if (th->state_moves) *map = keyed_unit; /* held once: put updates it in place */
+    else val_retain(m);
+    const stc_value *cur = stc__val_map_find(m, key);
+    full[k] = val_retain(cur ? *cur : init);
+    stc_value pair = keyed_unit;
+    rc = stc__eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
+    if (full != small) free(full);
+    if (rc == 0 && (pair.tag != STC_T_TUPLE || val_seq_len(pair) != 2))
+        rc = stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: keyed thread '%s' did not return a pair",
+                             th->name);
+    if (rc) {
+        val_release(pair);
+        val_release(key);
+        if (th->state_moves) *map = m;
+        else val_release(m);
+        return rc;
+    }
+    *out = val_retain(val_seq_items(pair)[0]);
+    stc_value s = val_retain(val_seq_items(pair)[1]);
+    val_release(pair);
+    if (stc__val_map_put(m, key, s, &m) != 0) {
+        /* m was consumed: the thread's state is lost with the run */
+        if (th->state_moves) *map = keyed_unit;
+        val_release(*out);
+        *out = keyed_unit;
+        return stc__eval_oom(cx, loc);
+    }
+    if (!th->state_moves) val_release(*map);
+    *map = m;
+    return 0;
+}
