@@ -215,6 +215,13 @@ int stc__eval_tail_run(eval_ctx *cx, stc_value *out);
 int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, size_t nargs, stc_value *args,
                          ir_loc loc, stc_value *out);
 
+/* For the runtime's shards (src/flow/shards.c), e being a call of a keyed
+ * thread: its key, as the call would see it (e's args evaluated in fr and
+ * adapted), and the call itself on the key map *map (a shard). */
+int stc__eval_keyed_key(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *key);
+int stc__eval_keyed_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *map, stc_value init,
+                         stc_value *out);
+
 /* Moves nargs args into the k values dst[0..k-1] as a function of k params
  * takes them (docs/LANGUAGE.md 4): k args pass directly; one k-tuple to k >= 2
  * params is destructured; the args of a 1-param function called with

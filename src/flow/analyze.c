@@ -254,6 +254,7 @@ flow_info *stc__flow_info_new(const ir_program *p)
     if (!fi) return NULL;
     fi->p = p;
     fi->nwords = (p->nthreads + 63) / 64;
+    fi->nshards = FLOW_GRAPH_SHARDS; /* the runtime sets its own */
     if (!(fi->mem = stc__arena_new())) goto oom;
     size_t nf = p->nfuns > 0 ? (size_t)p->nfuns : 0, nt = p->nthreads > 0 ? (size_t)p->nthreads : 0;
     fi->fun_sets = stc__arena_alloc(fi->mem, (nf + 1) * sizeof *fi->fun_sets);

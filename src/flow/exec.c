@@ -216,7 +216,10 @@ static int flow_skips_init(flow_job *job)
             int sel = -1;
             for (int j = 0; g >= 0 && j < nsteps && sel < 0; j++) {
                 const flow_step *x = &pl->steps[j];
-                int nalts = x->kind == FS_SELECT_IF ? 2 : x->kind == FS_SELECT_CASE ? x->e->u.cas.nalts : 0;
+                int nalts = x->kind == FS_SELECT_IF     ? 2
+                            : x->kind == FS_SELECT_CASE ? x->e->u.cas.nalts
+                            : x->kind == FS_SHARD       ? x->nshards
+                                                        : 0;
                 if (nalts && g >= x->flag0 && g < x->flag0 + nalts) sel = stage_of[j];
             }
             if (sel < 0 || sel >= t) at = -1; /* unguarded, or decided in this very stage */
@@ -379,7 +382,14 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     flow_job job;
     flow_job_init(&job, rt, cx, e, pl, prof, fnv, xs, s, s ? NULL : val_seq_items(result));
     int tokens = flow_tokens(rt, pl, s != NULL);
-    rc = flow_job_run(&job, tokens);
+    rc = stc__flow_shards_split(&job, cx);
+    if (rc == 0) {
+        rc = flow_job_run(&job, tokens);
+        int mrc = stc__flow_shards_merge(&job, cx);
+        if (mrc != 0 && job.err_index < 0) rc = -1; /* out of memory (cx has the error) */
+    } else {
+        stc__flow_shards_merge(&job, cx);
+    }
     flow_job_fini(&job);
     flow_job_count(&job, tokens, count);
     if (rc != 0 && job.err_index < 0) {

@@ -47,6 +47,9 @@ typedef struct flow_job {
      * of a batch needs it (-1: always needed), and its guard flags are
      * skip_flags[skip_first[t] .. skip_first[t + 1]). */
     int *decided_at, *skip_first, *skip_flags;
+    /* The keyed threads' shard maps (plan->nshard_maps; shards.c): map m is
+     * owned by the one serial stage whose FS_KEYED step runs on it. */
+    stc_value *shard_maps;
     /* ---- */
     size_t next;              /* next item to hand out (the source is serial) */
     bool src_end, src_failed; /* streams: the source ended / failed (the source's) */
@@ -69,6 +72,11 @@ static inline uint64_t flow_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* Splits the keyed threads' maps (main's states, cx) into the job's shard
+ * maps before the run, and merges them back after it (shards.c). */
+int stc__flow_shards_split(flow_job *job, eval_ctx *cx);
+int stc__flow_shards_merge(flow_job *job, eval_ctx *cx);
 
 /* Keeps the error in cx (taken: cx is ready for the next item) as the
  * job's if item index is the earliest failing so far (exec.c). */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "flow/job.h"
+#include "value/map.h"
 #include "value/value.h"
 
 static void flow_store(stc_value *slot, stc_value v)
@@ -30,6 +31,17 @@ FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, stc_val
     stc_value t = slots[s->src];
     slots[s->src] = stc_value_unit();
     return eval_let_bind(cx, s->e, fr, t);
+}
+
+/* A keyed call's shard: the flag of the shard its key hashes to. */
+FLOW_NOINLINE static int flow_shard_choose(eval_ctx *cx, const flow_step *s, eval_frame *fr, uint8_t *flags)
+{
+    stc_value key;
+    int rc = stc__eval_keyed_key(cx, s->e, fr, &key);
+    if (rc) return rc;
+    flags[s->flag0 + (int)(stc__val_key_hash(key) % (uint64_t)s->nshards)] = 1;
+    val_release(key);
+    return 0;
 }
 
 static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, uint8_t *flags)
@@ -81,6 +93,13 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     case FS_CALL_C:
         if ((rc = eval_call_c(cx, s->thread, &slots[s->args[0]], s->e->u.call.callee_loc, &v))) return rc;
         flow_store(&slots[s->dst], v);
+        return 0;
+    case FS_SHARD: return flow_shard_choose(cx, s, fr, flags);
+    case FS_KEYED: /* this shard stage owns its map: one activation at a time */
+        if ((rc = stc__eval_keyed_expr(cx, s->e, fr, &job->shard_maps[s->shard_map], cx->states[s->thread].init, &v)))
+            return rc;
+        if (s->dst >= 0) flow_store(&slots[s->dst], v);
+        else val_release(v);
         return 0;
     }
     return stc__eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: bad step");

@@ -45,6 +45,10 @@ typedef struct val_map {
  * values of one type may call it. */
 int stc__val_key_compare(stc_value a, stc_value b);
 
+/* A hash of a key agreeing with stc__val_key_compare (equal keys hash
+ * alike; keyhash.c); the runtime shards keyed threads by it. */
+uint64_t stc__val_key_hash(stc_value v);
+
 /* An empty map; INVALID when out of memory. */
 stc_value stc__val_map_new(void);
 static inline size_t val_map_len(stc_value m) { return ((const val_map *)m.as.obj)->n; }
