@@ -215,12 +215,15 @@ int stc__eval_tail_run(eval_ctx *cx, stc_value *out);
 int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, size_t nargs, stc_value *args,
                          ir_loc loc, stc_value *out);
 
-/* For the runtime's shards (src/flow/shards.c), e being a call of a keyed
- * thread: its key, as the call would see it (e's args evaluated in fr and
- * adapted), and the call itself on the key map *map (a shard). */
+/* For the runtime's shards (src/flow/shards.c): the key of a call of
+ * keyed thread t, as the call would see it: of its args (consumed,
+ * adapted as the call adapts them), or of keyed call e with its args
+ * evaluated in fr. */
+int stc__eval_keyed_key_of(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *key);
 int stc__eval_keyed_key(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *key);
-int stc__eval_keyed_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *map, stc_value init,
-                         stc_value *out);
+/* One element x (consumed) of smap: thread(x), or the function value fnv
+ * (borrowed) applied to x, as the evaluator's smap runs it at loc. */
+int stc__eval_smap_apply(eval_ctx *cx, int thread, stc_value fnv, stc_value x, ir_loc loc, stc_value *out);
 
 /* Moves nargs args into the k values dst[0..k-1] as a function of k params
  * takes them (docs/LANGUAGE.md 4): k args pass directly; one k-tuple to k >= 2

@@ -75,7 +75,7 @@ int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, si
 }
 
 /* The args of keyed call e (leaves or any expressions), evaluated in fr
- * into a (n of them; a has room for e's nargs). */
+ * into a (room for e's nargs). */
 static int keyed_args(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *a)
 {
     for (int i = 0; i < e->u.call.nargs; i++) {
@@ -88,44 +88,40 @@ static int keyed_args(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value 
     return 0;
 }
 
-int stc__eval_keyed_key(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *key)
+int stc__eval_keyed_key_of(eval_ctx *cx, int t, size_t n, stc_value *args, ir_loc loc, stc_value *key)
 {
     *key = keyed_unit;
-    const ir_thread *th = cx->p->threads[e->u.call.callee.index];
-    size_t n = (size_t)e->u.call.nargs, k = th->ninputs > 0 ? (size_t)th->ninputs : 1;
-    stc_value small[KEYED_SMALL], *a = n <= KEYED_SMALL ? small : malloc(n * sizeof *a);
+    const ir_thread *th = cx->p->threads[t];
+    size_t k = th->ninputs > 0 ? (size_t)th->ninputs : 1;
     stc_value fsmall[KEYED_SMALL], *full = k <= KEYED_SMALL ? fsmall : malloc(k * sizeof *full);
-    int rc = a && full ? 0 : stc__eval_oom(cx, e->u.call.callee_loc);
-    if (rc == 0) rc = keyed_args(cx, e, fr, a);
+    if (!full) {
+        for (size_t i = 0; i < n; i++) val_release(args[i]);
+        return stc__eval_oom(cx, loc);
+    }
     /* the key as the call will see it: after adapting the args (a tuple of
      * all the inputs is taken apart) */
-    if (rc == 0) rc = stc__eval_adapt_args(cx, th->name, k, n, a, full, e->u.call.callee_loc);
+    int rc = stc__eval_adapt_args(cx, th->name, k, n, args, full, loc);
     if (rc == 0) {
         *key = full[0];
         for (size_t i = 1; i < k; i++) val_release(full[i]);
     }
-    if (a != small) free(a);
     if (full != fsmall) free(full);
     return rc;
 }
 
-int stc__eval_keyed_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *map, stc_value init,
-                         stc_value *out)
+int stc__eval_keyed_key(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *key)
 {
-    *out = keyed_unit;
-    int t = e->u.call.callee.index;
+    *key = keyed_unit;
     size_t n = (size_t)e->u.call.nargs;
     stc_value small[KEYED_SMALL], *a = n <= KEYED_SMALL ? small : malloc(n * sizeof *a);
-    if (!a) return stc__eval_oom(cx, e->u.call.callee_loc);
-    cx->depth++; /* the call node, as stc__eval_expr counts it */
-    int rc = keyed_args(cx, e, fr, a);
-    if (rc == 0) {
-        const char *saved = cx->thread;
-        cx->thread = cx->p->threads[t]->name;
-        rc = stc__eval_keyed_call(cx, t, map, init, n, a, e->u.call.callee_loc, out);
-        cx->thread = saved;
-    }
-    cx->depth--;
-    if (a != small) free(a);
+    int rc = a ? keyed_args(cx, e, fr, a) : stc__eval_oom(cx, e->u.call.callee_loc);
+    if (rc == 0) rc = stc__eval_keyed_key_of(cx, e->u.call.callee.index, n, a, e->u.call.callee_loc, key);
+    if (a && a != small) free(a);
     return rc;
+}
+
+int stc__eval_smap_apply(eval_ctx *cx, int thread, stc_value fnv, stc_value x, ir_loc loc, stc_value *out)
+{
+    if (thread >= 0) return stc__eval_call_thread(cx, thread, 1, &x, loc, out);
+    return stc__eval_apply(cx, fnv, 1, &x, loc, out);
 }

@@ -20,8 +20,10 @@ static const char *flow_step_label(const flow_info *fi, const flow_step *s, bool
     case FS_SPLIT_OUT:
     case FS_SPLIT_STATE:
     case FS_CALL_C:
-    case FS_KEYED: *is_thread = true; return p->threads[s->thread]->name;
-    case FS_SHARD: return "shard";
+    case FS_KEYED:
+    case FS_IKEYED: *is_thread = true; return p->threads[s->thread]->name;
+    case FS_SHARD:
+    case FS_ISHARD: return "shard";
     case FS_EVAL: break;
     }
     const ir_expr *e = s->e;

@@ -15,6 +15,7 @@
  * one reported, which is the reference evaluator's error. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +30,18 @@
 
 void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index)
 {
+    stc__flow_record_error_at(job, cx, index, LLONG_MAX);
+}
+
+void stc__flow_record_error_at(flow_job *job, eval_ctx *cx, long long index, long long sub)
+{
     eval_err err = stc__eval_error_take(cx);
     pthread_mutex_lock(&job->err_lock);
-    if (job->err_index < 0 || index < job->err_index) {
+    if (job->err_index < 0 || index < job->err_index || (index == job->err_index && sub < job->err_sub)) {
         free(job->err.message);
         job->err = err;
         job->err_index = index;
+        job->err_sub = sub;
     } else {
         free(err.message);
     }
@@ -218,7 +225,7 @@ static int flow_skips_init(flow_job *job)
                 const flow_step *x = &pl->steps[j];
                 int nalts = x->kind == FS_SELECT_IF     ? 2
                             : x->kind == FS_SELECT_CASE ? x->e->u.cas.nalts
-                            : x->kind == FS_SHARD       ? x->nshards
+                            : x->kind == FS_SHARD || x->kind == FS_ISHARD ? x->nshards
                                                         : 0;
                 if (nalts && g >= x->flag0 && g < x->flag0 + nalts) sel = stage_of[j];
             }
@@ -298,7 +305,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
 {
     *job = (flow_job){.rt = rt, .plan = pl, .items = s ? NULL : xs->items, .start = s ? 0 : xs->start,
                       .n = s ? SIZE_MAX : xs->n, .stream = s, .out = out, .base_depth = cx->depth,
-                      .loc = e->u.call.callee_loc, .thread = cx->thread, .prof = prof, .err_index = -1};
+                      .loc = e->u.call.callee_loc, .thread = cx->thread, .prof = prof, .err_index = -1, .err_sub = LLONG_MAX};
     if (pl->fn) {
         job->caps = val_as_func(fnv)->caps;
         job->ncaps = pl->fn->ncaptures;

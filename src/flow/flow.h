@@ -96,7 +96,11 @@ typedef enum flow_step_kind {
     FS_CALL_C,      /* slots[dst] = C thread `thread` called on slots[args[0]] (the
                        common case of FS_EVAL, without the evaluator's call path) */
     FS_SHARD,       /* keyed call e: flags[flag0 + hash(key) % nshards] = 1 (shards.c) */
-    FS_KEYED        /* slots[dst] = keyed call e on shard map shard_map (shards.c) */
+    FS_KEYED,       /* slots[dst] = keyed call e on shard map shard_map (shards.c) */
+    FS_ISHARD,      /* inner smap e of a keyed call: its list, keys and shards into
+                       the temporaries from src, flags as FS_SHARD (shards.c) */
+    FS_IKEYED       /* inner smap e: the elements of shard guard - flag0 on its map;
+                       the last shard puts the results in slots[dst] (shards.c) */
 } flow_step_kind;
 
 typedef struct flow_step {

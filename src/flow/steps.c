@@ -95,12 +95,9 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         flow_store(&slots[s->dst], v);
         return 0;
     case FS_SHARD: return flow_shard_choose(cx, s, fr, flags);
-    case FS_KEYED: /* this shard stage owns its map: one activation at a time */
-        if ((rc = stc__eval_keyed_expr(cx, s->e, fr, &job->shard_maps[s->shard_map], cx->states[s->thread].init, &v)))
-            return rc;
-        if (s->dst >= 0) flow_store(&slots[s->dst], v);
-        else val_release(v);
-        return 0;
+    case FS_KEYED: return stc__flow_keyed_run(job, cx, s, fr, slots);
+    case FS_ISHARD: return stc__flow_ishard_run(job, cx, s, fr, slots, flags);
+    case FS_IKEYED: return stc__flow_ikeyed_run(job, cx, s, slots);
     }
     return stc__eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: bad step");
 }
@@ -159,7 +156,10 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
             }
         }
         nran += ran;
-        if (rc) {
+        if (rc == FLOW_RECORDED) { /* an inner smap's shards recorded the error */
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            status = SCHED_STOP;
+        } else if (rc) {
             stc__eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
             stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
             memset(b->dead + i, 1, (size_t)(b->n - i));
