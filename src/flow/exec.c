@@ -276,6 +276,12 @@ static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int t
         rt->stats.smaps_sequential++; /* one serial stage: the evaluator is as good */
         return EVAL_DECLINED;
     }
+    if (!stc__flow_shards_worth(*pl, cx, n)) {
+        /* splitting and merging a keyed thread's map would cost more than
+         * the items (shards.c) */
+        rt->stats.smaps_sequential++;
+        return EVAL_DECLINED;
+    }
     if ((*pl)->call_depth >= 0 && cx->depth + (*pl)->call_depth >= EVAL_MAX_DEPTH) {
         /* A call planned in place would reach the depth limit, which only
          * the evaluator checks at its calls: it runs the smap. */

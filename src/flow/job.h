@@ -78,6 +78,9 @@ static inline uint64_t flow_now_ns(void)
 /* Splits the keyed threads' maps (main's states, cx) into the job's shard
  * maps before the run, and merges them back after it (shards.c). */
 int stc__flow_shards_split(flow_job *job, eval_ctx *cx);
+/* Whether an smap of n items (SIZE_MAX: a stream) is worth the split and
+ * the merge of its keyed threads' maps: their keys are few beside n. */
+bool stc__flow_shards_worth(const flow_plan *pl, const eval_ctx *cx, size_t n);
 int stc__flow_shards_merge(flow_job *job, eval_ctx *cx);
 
 /* A step's return value: the item failed and the job has its error. */

@@ -36,6 +36,7 @@
  * them back when it ends (stc__flow_shards_split / _merge, O(n log n) in
  * the keys), so between smaps the thread's state is the one map the
  * evaluator and the final state see. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,18 +105,20 @@ static int shard_inner_thread(flow_info *fi, const flow_step *s)
 static int shard_candidate(flow_info *fi, const flow_plan *pl, const flow_stage *st, const char **why)
 {
     int w = -1, nwriting = 0, keyed = -1;
+    bool other = false; /* a pure step that is more than a copy (between two calls) */
     *why = NULL;
     for (int k = st->first; k < st->first + st->count; k++) {
         const flow_step *s = &pl->steps[k];
         if (shard_keyed_thread(fi, s) >= 0 || shard_inner_thread(fi, s) >= 0) keyed = k;
         if (stc__flow_set_empty(fi, s->writes)) {
-            if (!shard_trivial(s)) return -1; /* a select or a destructuring in the span: leave it */
+            other |= !shard_trivial(s);
             continue;
         }
         nwriting++;
         w = k;
     }
     if (keyed < 0) return -1;
+    if (other && nwriting <= 1) return -1; /* not made by the span rule: not expected */
     int t = shard_keyed_thread(fi, &pl->steps[keyed]);
     if (t < 0) t = shard_inner_thread(fi, &pl->steps[keyed]);
     if (nwriting > 1) {
@@ -230,6 +233,23 @@ int stc__flow_shard_plan(flow_info *fi, flow_plan *pl)
 }
 
 /* ---- The job's shard maps ------------------------------------------------------------ */
+
+/* The split and the merge cost O(keys log keys) per smap: an smap of few
+ * items over a big map (a loop in main mapping two items at a time) runs
+ * on the evaluator instead, which updates the map in place. */
+#define SHARD_KEYS_PER_ITEM 4
+#define SHARD_KEYS_FREE 4096
+
+bool stc__flow_shards_worth(const flow_plan *pl, const eval_ctx *cx, size_t n)
+{
+    if (!pl->nshard_maps || n == SIZE_MAX) return true;
+    size_t keys = 0;
+    for (int m = 0; m < pl->nshard_maps; m++) {
+        stc_value v = cx->states[pl->shard_thread[m]].value;
+        if (v.tag == STC_T_MAP && (m == 0 || pl->shard_thread[m] != pl->shard_thread[m - 1])) keys += val_map_len(v);
+    }
+    return keys <= SHARD_KEYS_FREE || keys / SHARD_KEYS_PER_ITEM <= n;
+}
 
 int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
 {
