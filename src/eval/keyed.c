@@ -44,8 +44,10 @@ int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, si
     stc_value m = *map;
     if (th->state_moves) *map = keyed_unit; /* held once: put updates it in place */
     else val_retain(m);
-    const stc_value *cur = stc__val_map_find(m, key);
-    full[k] = val_retain(cur ? *cur : init);
+    if (!th->state_moves || !stc__val_map_take(m, key, &full[k])) { /* moved out when held once */
+        const stc_value *cur = stc__val_map_find(m, key);
+        full[k] = val_retain(cur ? *cur : init);
+    }
     stc_value pair = keyed_unit;
     rc = stc__eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
     if (full != small) free(full);
