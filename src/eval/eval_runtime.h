@@ -86,6 +86,7 @@ typedef struct eval_err {
     ir_loc loc;
     const char *thread; /* borrowed from the IR (a thread name) or NULL */
     long long item;     /* innermost smap item, -1 outside smap */
+    bool key_noted;     /* the message names the key of its keyed thread (keyed.c) */
 } eval_err;
 
 /* ---- Where the evaluator offers work to the runtime ----------------------- */

@@ -13,11 +13,31 @@
 #include <stdlib.h>
 
 #include "eval/eval_internal.h"
+#include "util/buf.h"
 #include "value/map.h"
 
 #define KEYED_SMALL 8
+#define KEYED_KEY_BRIEF 60 /* bytes of a key an error message quotes */
 
 static const stc_value keyed_unit = {.tag = STC_T_UNIT};
+
+/* An error raised in keyed thread th's own code (not in another thread it
+ * calls) names the key: "division by zero for key \"a\"". */
+static void keyed_note_key(eval_ctx *cx, const ir_thread *th, stc_value key)
+{
+    eval_err *e = &cx->err;
+    if (!e->code || e->code == STC_ENOMEM || e->code == STC_ECANCELED || !e->message || e->key_noted ||
+        e->thread != th->name)
+        return;
+    buf b = BUF_INIT;
+    stc__buf_printf(&b, "%s for key ", e->message);
+    stc__val_print_text_brief(&b, key, KEYED_KEY_BRIEF);
+    char *m = stc__buf_take(&b);
+    if (!m) return; /* the message without the key */
+    free(e->message);
+    e->message = m;
+    e->key_noted = true;
+}
 
 int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, size_t nargs, stc_value *args,
                          ir_loc loc, stc_value *out)
@@ -55,6 +75,7 @@ int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, si
         rc = stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: keyed thread '%s' did not return a pair",
                              th->name);
     if (rc) {
+        keyed_note_key(cx, th, key);
         val_release(pair);
         val_release(key);
         if (th->state_moves) *map = m;
