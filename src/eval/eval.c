@@ -418,7 +418,8 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
     case CALL_THREAD:
         if (idx < 0 || idx >= p->nthreads || !cx->states) break;
         thread = idx;
-        if (p->threads[idx]->kind != THREAD_LANG) return eval_call_general(cx, e, fr, NULL, NULL, out);
+        if (p->threads[idx]->kind != THREAD_LANG || p->threads[idx]->keyed)
+            return eval_call_general(cx, e, fr, NULL, NULL, out); /* keyed: src/eval/keyed.c */
         if (p->threads[idx]->fun >= 0 && p->threads[idx]->fun < p->nfuns) fn = p->funs[p->threads[idx]->fun];
         break;
     default: break;
