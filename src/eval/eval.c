@@ -458,6 +458,21 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
     return rc;
 }
 
+/* EVAL_X_CALL_FUN (eval_internal.h): eval_call's path for a known
+ * function, with the checks stc__eval_prepare made once left out. */
+EVAL_NOINLINE static int eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    const ir_fun *fn = cx->p->funs[e->u.call.callee.index];
+    size_t nslots = (size_t)fn->nslots;
+    stc_value small[EVAL_SMALL];
+    stc_value *slots = eval_frame_new(small, nslots);
+    if (!slots) return stc__eval_oom(cx, e->u.call.callee_loc);
+    int rc = eval_args_into(cx, e, fr, slots);
+    if (rc == 0) rc = eval_invoke(cx, fn, slots, e->u.call.callee_loc, out);
+    eval_frame_free(slots, small, nslots);
+    return rc;
+}
+
 /* ---- Operators ----------------------------------------------------------- */
 
 static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, stc_value *out)
@@ -480,7 +495,7 @@ static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, 
             r = b.as.i == -1 ? 0 : a.as.i % b.as.i;
             break;
         }
-        *out = stc_value_int(r);
+        *out = (stc_value){.tag = STC_T_INT, .as.i = r};
         return 0;
     }
     if (a.tag == STC_T_FLOAT && b.tag == STC_T_FLOAT) {
@@ -492,7 +507,7 @@ static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, 
         case OP_DIV: r = x / y; break;
         default: r = fmod(x, y); break;
         }
-        *out = stc_value_float(r);
+        *out = (stc_value){.tag = STC_T_FLOAT, .as.f = r};
         return 0;
     }
     return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
@@ -574,7 +589,7 @@ EVAL_NOINLINE static int eval_chain(eval_ctx *cx, const ir_expr *e, eval_frame *
     bool own;
     int rc = eval_operand(cx, ch.nodes[ch.n - 1]->a, fr, &acc, &own);
     for (size_t i = ch.n; rc == 0 && i-- > 0;) {
-        stc_value r;
+        stc_value r = eval_unit;
         rc = eval_binop_with(cx, ch.nodes[i], fr, acc, own, &r);
         acc = r;
         own = true;
@@ -592,6 +607,80 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
     int rc = eval_operand(cx, e->a, fr, &a, &own_a);
     if (rc) return rc;
     return eval_binop_with(cx, e, fr, a, own_a, out);
+}
+
+/* An EVAL_X_BINOP operand: variables and literals read in place, a
+ * specialised left spine inline (stc__eval_prepare bounds it; the depths
+ * are eval_chain's: every operand of the spine one unit below the top),
+ * anything else evaluated (*owned). */
+static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+static inline int eval_fast_operand(eval_ctx *cx, const ir_expr *o, eval_frame *fr, bool spine,
+                                    stc_value *v, bool *owned)
+{
+    *owned = false;
+    if (o->kind == IR_VAR) { *v = fr->slots[o->u.var->slot]; return 0; }
+    if (o->kind == IR_LIT) { *v = o->u.lit; return 0; }
+    *owned = true;
+    if (spine && o->xop == EVAL_X_BINOP) return eval_fast_binop(cx, o, fr, v);
+    return stc__eval_expr(cx, o, fr, v);
+}
+
+/* EVAL_X_BINOP (eval_internal.h): int and float operands computed here,
+ * as eval_arith and eval_compare compute them; the rest (division by 0
+ * or -1, == on floats, strings, a wrong operand) by those two. */
+static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    stc_value a, b;
+    bool own_a, own_b;
+    int rc = eval_fast_operand(cx, e->a, fr, true, &a, &own_a);
+    if (rc) return rc;
+    if ((rc = eval_fast_operand(cx, e->b, fr, false, &b, &own_b))) {
+        if (own_a) val_release(a);
+        return rc;
+    }
+    ir_binop op = e->u.binop;
+    if (a.tag == STC_T_INT && b.tag == STC_T_INT) { /* nothing to release */
+        int64_t x = a.as.i, y = b.as.i;
+        uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* wrapping, as eval_arith */
+        switch (op) {
+        case OP_ADD: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux + uy)}; return 0;
+        case OP_SUB: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux - uy)}; return 0;
+        case OP_MUL: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux * uy)}; return 0;
+        case OP_DIV:
+            if (y == 0 || y == -1) break;
+            *out = (stc_value){.tag = STC_T_INT, .as.i = x / y};
+            return 0;
+        case OP_MOD:
+            if (y == 0 || y == -1) break;
+            *out = (stc_value){.tag = STC_T_INT, .as.i = x % y};
+            return 0;
+        case OP_EQ: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x == y}; return 0;
+        case OP_NE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x != y}; return 0;
+        case OP_LT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x < y}; return 0;
+        case OP_LE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x <= y}; return 0;
+        case OP_GT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x > y}; return 0;
+        case OP_GE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x >= y}; return 0;
+        default: break;
+        }
+    } else if (a.tag == STC_T_FLOAT && b.tag == STC_T_FLOAT) {
+        double x = a.as.f, y = b.as.f;
+        switch (op) {
+        case OP_ADD: *out = (stc_value){.tag = STC_T_FLOAT, .as.f = x + y}; return 0;
+        case OP_SUB: *out = (stc_value){.tag = STC_T_FLOAT, .as.f = x - y}; return 0;
+        case OP_MUL: *out = (stc_value){.tag = STC_T_FLOAT, .as.f = x * y}; return 0;
+        case OP_DIV: *out = (stc_value){.tag = STC_T_FLOAT, .as.f = x / y}; return 0;
+        case OP_LT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x < y}; return 0;
+        case OP_LE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x <= y}; return 0;
+        case OP_GT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x > y}; return 0;
+        case OP_GE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x >= y}; return 0;
+        default: break;
+        }
+    }
+    rc = op >= OP_ADD ? eval_arith(cx, e, a, b, out) : eval_compare(cx, e, a, b, out);
+    if (own_a) val_release(a);
+    if (own_b) val_release(b);
+    return rc;
 }
 
 EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
@@ -743,7 +832,14 @@ EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
 {
     stc_value c;
     bool then = false;
-    int rc = stc__eval_expr(cx, e->a, fr, &c);
+    int rc;
+    if (e->a->xop == EVAL_X_BINOP) { /* an if on a compare: as stc__eval_expr would, one unit deeper */
+        cx->depth++;
+        rc = eval_fast_binop(cx, e->a, fr, &c);
+        cx->depth--;
+    } else {
+        rc = stc__eval_expr(cx, e->a, fr, &c);
+    }
     if (rc) return rc;
     if ((rc = eval_if_test(cx, e, c, &then))) {
         val_release(c);
@@ -849,10 +945,14 @@ int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *ou
     case IR_CASE: rc = eval_case(cx, e, fr, out); break;
     case IR_INL:
     case IR_INR: rc = eval_box(cx, e, fr, out); break;
-    case IR_BINOP: rc = eval_binop(cx, e, fr, out); break;
+    case IR_BINOP:
+        rc = e->xop == EVAL_X_BINOP ? eval_fast_binop(cx, e, fr, out) : eval_binop(cx, e, fr, out);
+        break;
     case IR_UNOP: rc = eval_unop(cx, e, fr, out); break;
     case IR_CALL: /* builtins apart: eval_call's frame would weigh on smap's recursion */
-        rc = e->u.call.kind == CALL_BUILTIN ? stc__eval_builtin(cx, e, fr, out) : eval_call(cx, e, fr, out);
+        rc = e->xop == EVAL_X_CALL_FUN     ? eval_call_direct(cx, e, fr, out)
+             : e->u.call.kind == CALL_BUILTIN ? stc__eval_builtin(cx, e, fr, out)
+                                              : eval_call(cx, e, fr, out);
         break;
     case IR_TUPLE:
     case IR_LIST: rc = eval_seq(cx, e, fr, out); break;

@@ -112,8 +112,9 @@ typedef struct str_finder {
 } str_finder;
 bool stc__str_finder_init(str_finder *f, const char *sep, size_t m);
 size_t stc__str_find(const str_finder *f, const char *d, size_t len, size_t from);
-/* ASCII whitespace: space, \t \n \v \f \r. */
-bool stc__str_space(unsigned char c);
+/* ASCII whitespace: space, \t \n \v \f \r.  Inline: a call per byte
+ * was 4% of logstats' instructions. */
+static inline bool stc__str_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 /* Thread states (threads.c).  stc__eval_states_init allocates and initialises
  * every state in declaration order (init expressions in a frame of
@@ -142,6 +143,27 @@ bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form);
  * output from io (NULL: empty input, no sink); *out is main's value, or
  * unit when a list went to the sink (*to_sink set); *count the items read. */
 int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink);
+
+/* The evaluator's specialised node forms (ir_expr.xop), chosen once per
+ * program by stc__eval_prepare (prepare.c) from the resolved IR and its
+ * inferred types.  Each runs exactly what the generic code runs for that
+ * node (same order, depths, errors): it only skips the decisions known
+ * at compile time. */
+enum {
+    EVAL_X_GENERIC = 0,
+    /* IR_BINOP, an arithmetic or comparison operator (not && ||) whose
+     * left operand is not a binop or is itself EVAL_X_BINOP, at most
+     * EVAL_X_SPINE deep: operands read in place (variables, literals),
+     * the left spine evaluated inline (the depths of eval_chain), int and
+     * float operands computed at once, anything else by the generic
+     * eval_arith / eval_compare (so the types are a hint, not a trust). */
+    EVAL_X_BINOP,
+    /* IR_CALL of a top-level function (CALL_FUN), not a tail call, with
+     * as many args as params and stc__ir_resolve's frame layout: args
+     * straight into the callee's frame, no checks left to make. */
+    EVAL_X_CALL_FUN
+};
+#define EVAL_X_SPINE 8
 
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */
