@@ -217,13 +217,35 @@ int stc__eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, 
     return stc__eval_call_fun(cx, f->code, f->caps, nargs, args, loc, out);
 }
 
+static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* stc__eval_expr for a sub-expression, with its commonest forms taken
+ * here: a variable, a literal, an EVAL_X_BINOP (one depth unit, as
+ * stc__eval_expr counts it; no stack check: its operands that recurse go
+ * through stc__eval_expr, which checks). */
+static inline int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (e->kind == IR_VAR) {
+        *out = val_retain(fr->slots[e->u.var->slot]);
+        return 0;
+    }
+    if (e->xop == EVAL_X_BINOP) {
+        *out = eval_unit;
+        cx->depth++;
+        int rc = eval_fast_binop(cx, e, fr, out);
+        cx->depth--;
+        return rc;
+    }
+    return stc__eval_expr(cx, e, fr, out);
+}
+
 /* Evaluates the n args of call e into a (n entries); on error releases
  * those already evaluated and sets them back to unit (a may be a frame
  * that the caller frees as a whole). */
 static int eval_args_into(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *a)
 {
     for (int i = 0; i < e->u.call.nargs; i++) {
-        int rc = stc__eval_expr(cx, e->u.call.args[i], fr, &a[i]);
+        int rc = eval_quick(cx, e->u.call.args[i], fr, &a[i]);
         if (rc) {
             eval_release_n(a, (size_t)i);
             for (int k = 0; k < i; k++) a[k] = eval_unit;
@@ -613,8 +635,6 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
  * specialised left spine inline (stc__eval_prepare bounds it; the depths
  * are eval_chain's: every operand of the spine one unit below the top),
  * anything else evaluated (*owned). */
-static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
-
 static inline int eval_fast_operand(eval_ctx *cx, const ir_expr *o, eval_frame *fr, bool spine,
                                     stc_value *v, bool *owned)
 {
@@ -832,20 +852,13 @@ EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
 {
     stc_value c;
     bool then = false;
-    int rc;
-    if (e->a->xop == EVAL_X_BINOP) { /* an if on a compare: as stc__eval_expr would, one unit deeper */
-        cx->depth++;
-        rc = eval_fast_binop(cx, e->a, fr, &c);
-        cx->depth--;
-    } else {
-        rc = stc__eval_expr(cx, e->a, fr, &c);
-    }
+    int rc = eval_quick(cx, e->a, fr, &c); /* an if on a compare: eval_fast_binop at once */
     if (rc) return rc;
     if ((rc = eval_if_test(cx, e, c, &then))) {
         val_release(c);
         return rc;
     }
-    return stc__eval_expr(cx, then ? e->b : e->c, fr, out);
+    return eval_quick(cx, then ? e->b : e->c, fr, out);
 }
 
 /* ---- C stack segments ------------------------------------------------------
