@@ -27,6 +27,14 @@
 
 static const stc_value eval_unit = {.tag = STC_T_UNIT};
 
+/* Where the C stack is (stack segments, below). */
+#if defined(__GNUC__)
+/* The real frame, also under ASan's fake stacks for locals. */
+#define EVAL_STACK_POS() ((uintptr_t)__builtin_frame_address(0))
+#else
+#define EVAL_STACK_POS() ((uintptr_t)&(char){0})
+#endif
+
 /* ---- Context and errors ------------------------------------------------ */
 
 void stc__eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states)
@@ -218,21 +226,26 @@ int stc__eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, 
 }
 
 static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+static int eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+static int eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 
 /* stc__eval_expr for a sub-expression, with its commonest forms taken
- * here: a variable, a literal, an EVAL_X_BINOP (one depth unit, as
- * stc__eval_expr counts it; no stack check: its operands that recurse go
- * through stc__eval_expr, which checks). */
+ * here: a variable, an EVAL_X_BINOP or EVAL_X_CALL_FUN (one depth unit,
+ * as stc__eval_expr counts it; no stack check here: a binop's operands
+ * that recurse go through stc__eval_expr, and so does every function
+ * body, which checks). */
 static inline int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     if (e->kind == IR_VAR) {
         *out = val_retain(fr->slots[e->u.var->slot]);
         return 0;
     }
-    if (e->xop == EVAL_X_BINOP) {
+    if (e->xop != EVAL_X_GENERIC) {
         *out = eval_unit;
         cx->depth++;
-        int rc = eval_fast_binop(cx, e, fr, out);
+        int rc = e->xop == EVAL_X_BINOP      ? eval_fast_binop(cx, e, fr, out)
+                 : e->xop == EVAL_X_CALL_FUN ? eval_call_direct(cx, e, fr, out)
+                                             : eval_call_thread_direct(cx, e, fr, out);
         cx->depth--;
         return rc;
     }
@@ -495,6 +508,107 @@ EVAL_NOINLINE static int eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_f
     return rc;
 }
 
+/* The pair an STCLang thread's function returns, as its two items: *o
+ * the output, *s the state, evaluated as stc__eval_expr would evaluate e
+ * (the same depth units, order, binders and errors) without building the
+ * tuple, down lets, ifs and cases to a 2-tuple.  Any other e (or a stack
+ * segment due) is evaluated whole: then *o is the pair and *s INVALID, or
+ * EVAL_TAIL comes back with the pair due in *o.  Main's context (hooks)
+ * never comes here: its lets and tuples are offered to the runtime. */
+static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *o, stc_value *s)
+{
+    *o = eval_unit;
+    *s = (stc_value){.tag = STC_T_INVALID};
+    uintptr_t pos = EVAL_STACK_POS();
+    bool far = cx->stack_base && (pos < cx->stack_base ? cx->stack_base - pos : pos - cx->stack_base) >
+                                     EVAL_SEGMENT_BYTES / 2;
+    if (far || (e->kind == IR_TUPLE ? e->u.agg.nitems != 2
+                                    : e->kind != IR_LET && e->kind != IR_LETTUPLE && e->kind != IR_IF &&
+                                          e->kind != IR_CASE))
+        return stc__eval_expr(cx, e, fr, o);
+    int rc;
+    stc_value v;
+    cx->depth++;
+    switch (e->kind) {
+    case IR_TUPLE:
+        if ((rc = stc__eval_expr(cx, e->u.agg.items[0], fr, o))) break;
+        if ((rc = stc__eval_expr(cx, e->u.agg.items[1], fr, s))) {
+            val_release(*o);
+            *o = eval_unit;
+            *s = (stc_value){.tag = STC_T_INVALID};
+        }
+        break;
+    case IR_LET:
+    case IR_LETTUPLE:
+        if ((rc = stc__eval_expr(cx, e->a, fr, &v))) break;
+        if ((rc = eval_let_bind(cx, e, fr, v))) break;
+        rc = eval_pair(cx, e->b, fr, o, s);
+        eval_let_unbind(fr, e);
+        break;
+    case IR_IF: {
+        bool then = false;
+        if ((rc = eval_quick(cx, e->a, fr, &v))) break;
+        if ((rc = eval_if_test(cx, e, v, &then))) {
+            val_release(v);
+            break;
+        }
+        rc = eval_pair(cx, then ? e->b : e->c, fr, o, s);
+        break;
+    }
+    default: { /* IR_CASE */
+        bool owned;
+        int i;
+        if ((rc = eval_operand(cx, e->a, fr, &v, &owned))) break;
+        rc = stc__eval_case_select(cx, e, v, fr, &i);
+        if (owned) val_release(v);
+        if (rc) break;
+        const ir_alt *alt = &e->u.cas.alts[i];
+        rc = eval_pair(cx, alt->body, fr, o, s);
+        eval_unbind(fr, alt->vars, alt->nvars);
+        break;
+    }
+    }
+    cx->depth--;
+    return rc;
+}
+
+/* EVAL_X_CALL_THREAD (eval_internal.h): eval_call's thread path, the
+ * function's body evaluated by eval_pair. */
+EVAL_NOINLINE static int eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (cx->hooks || !cx->states) return eval_call(cx, e, fr, out);
+    const ir_program *p = cx->p;
+    int t = e->u.call.callee.index;
+    const ir_fun *fn = p->funs[p->threads[t]->fun];
+    ir_loc loc = e->u.call.callee_loc;
+    size_t nslots = (size_t)fn->nslots;
+    stc_value small[EVAL_SMALL];
+    stc_value *slots = eval_frame_new(small, nslots);
+    if (!slots) return stc__eval_oom(cx, loc);
+    int rc = eval_args_into(cx, e, fr, slots);
+    if (rc == 0) {
+        const char *saved = cx->thread;
+        cx->thread = p->threads[t]->name;
+        slots[fn->nparams - 1] = stc__eval_state_take(cx, t);
+        stc_value o = eval_unit, st = eval_unit;
+        /* eval_invoke, with eval_pair for the body */
+        if (cx->depth >= EVAL_MAX_DEPTH) rc = stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+        else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
+        else {
+            eval_frame cfr = {slots, fn};
+            cx->depth++;
+            rc = eval_pair(cx, fn->body, &cfr, &o, &st);
+            if (rc == EVAL_TAIL) rc = eval_tail_resume(cx); /* in cfr, into o */
+            cx->depth--;
+        }
+        if (rc == 0 && st.tag == STC_T_INVALID) rc = stc__eval_thread_result(cx, t, o, loc, out);
+        else if (rc == 0) stc__eval_thread_store(cx, t, o, st, out);
+        cx->thread = saved;
+    }
+    eval_frame_free(slots, small, nslots);
+    return rc;
+}
+
 /* ---- Operators ----------------------------------------------------------- */
 
 static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, stc_value *out)
@@ -643,6 +757,13 @@ static inline int eval_fast_operand(eval_ctx *cx, const ir_expr *o, eval_frame *
     if (o->kind == IR_LIT) { *v = o->u.lit; return 0; }
     *owned = true;
     if (spine && o->xop == EVAL_X_BINOP) return eval_fast_binop(cx, o, fr, v);
+    if (o->xop == EVAL_X_CALL_FUN) {
+        *v = eval_unit;
+        cx->depth++;
+        int rc = eval_call_direct(cx, o, fr, v);
+        cx->depth--;
+        return rc;
+    }
     return stc__eval_expr(cx, o, fr, v);
 }
 
@@ -869,12 +990,6 @@ EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
  * depth limit alone decides where deep recursion stops, and the evaluator
  * is safe on any thread with EVAL_SEGMENT_BYTES + a margin of free stack,
  * whatever the compiler's frame sizes (ASan at -O0 makes them 10x bigger). */
-#if defined(__GNUC__)
-/* The real frame, also under ASan's fake stacks for locals. */
-#define EVAL_STACK_POS() ((uintptr_t)__builtin_frame_address(0))
-#else
-#define EVAL_STACK_POS() ((uintptr_t)&(char){0})
-#endif
 
 typedef struct eval_segment {
     eval_ctx *cx;
@@ -963,7 +1078,8 @@ int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *ou
         break;
     case IR_UNOP: rc = eval_unop(cx, e, fr, out); break;
     case IR_CALL: /* builtins apart: eval_call's frame would weigh on smap's recursion */
-        rc = e->xop == EVAL_X_CALL_FUN     ? eval_call_direct(cx, e, fr, out)
+        rc = e->xop == EVAL_X_CALL_FUN          ? eval_call_direct(cx, e, fr, out)
+             : e->xop == EVAL_X_CALL_THREAD   ? eval_call_thread_direct(cx, e, fr, out)
              : e->u.call.kind == CALL_BUILTIN ? stc__eval_builtin(cx, e, fr, out)
                                               : eval_call(cx, e, fr, out);
         break;

@@ -81,6 +81,9 @@ stc_value stc__eval_state_take(eval_ctx *cx, int t);
 /* Completes a lang thread call: pair is the (out, s') its fun returned
  * (consumed); stores s' as thread t's state and out in *out. */
 int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out);
+/* The same for a call whose pair was never built: o and next (consumed)
+ * are its output and its new state. */
+void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out);
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
@@ -161,7 +164,12 @@ enum {
     /* IR_CALL of a top-level function (CALL_FUN), not a tail call, with
      * as many args as params and stc__ir_resolve's frame layout: args
      * straight into the callee's frame, no checks left to make. */
-    EVAL_X_CALL_FUN
+    EVAL_X_CALL_FUN,
+    /* IR_CALL of an STCLang thread (CALL_THREAD) with as many args as
+     * inputs and the frame layout: as eval_call, and the function's
+     * (output, state) pair, when its body ends in a tuple under lets, ifs
+     * and cases, is never built (eval_pair in eval.c). */
+    EVAL_X_CALL_THREAD
 };
 #define EVAL_X_SPINE 8
 

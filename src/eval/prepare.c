@@ -22,6 +22,23 @@ static bool prep_direct_call(const ir_program *p, const ir_expr *e)
     return true;
 }
 
+/* The same for a call of an STCLang thread: its function takes the
+ * inputs and then the state. */
+static bool prep_thread_call(const ir_program *p, const ir_expr *e)
+{
+    if (e->u.call.kind != CALL_THREAD) return false;
+    int idx = e->u.call.callee.index;
+    if (idx < 0 || idx >= p->nthreads) return false;
+    const ir_thread *th = p->threads[idx];
+    if (th->kind != THREAD_LANG || th->fun < 0 || th->fun >= p->nfuns) return false;
+    const ir_fun *fn = p->funs[th->fun];
+    if (fn->ncaptures > 0 || fn->nparams < 1 || e->u.call.nargs != fn->nparams - 1) return false;
+    if (fn->nparams > fn->nslots) return false;
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i]->slot != i) return false;
+    return true;
+}
+
 static void prep_expr(const ir_program *p, ir_expr *e);
 
 /* A binop's left spine, bottom up: a node is specialised when its
@@ -87,6 +104,7 @@ static void prep_expr(const ir_program *p, ir_expr *e)
     case IR_CALL:
         for (int i = 0; i < e->u.call.nargs; i++) prep_expr(p, e->u.call.args[i]);
         if (prep_direct_call(p, e)) e->xop = EVAL_X_CALL_FUN;
+        else if (prep_thread_call(p, e)) e->xop = EVAL_X_CALL_THREAD;
         return;
     case IR_TUPLE:
     case IR_LIST:

@@ -133,20 +133,25 @@ int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc
         return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' did not return a pair",
                           th->name);
     }
+    stc_value o = val_retain(val_seq_items(pair)[0]), next = val_retain(val_seq_items(pair)[1]);
+    val_release(pair);
+    stc__eval_thread_store(cx, t, o, next, out);
+    return 0;
+}
+
+void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out)
+{
     eval_tstate *st = &cx->states[t];
-    *out = val_retain(val_seq_items(pair)[0]);
-    stc_value next = val_seq_items(pair)[1];
+    *out = o;
     if (eval_same_value(next, st->value)) {
         /* The state came back unchanged (a read-only thread): no write, so
          * the parallel runtime may run such calls on several workers. */
-        val_release(pair);
-        return 0;
+        val_release(next);
+        return;
     }
     stc_value old = st->value;
-    st->value = val_retain(val_seq_items(pair)[1]);
+    st->value = next;
     val_release(old);
-    val_release(pair);
-    return 0;
 }
 
 static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
