@@ -531,8 +531,8 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     cx->depth++;
     switch (e->kind) {
     case IR_TUPLE:
-        if ((rc = stc__eval_expr(cx, e->u.agg.items[0], fr, o))) break;
-        if ((rc = stc__eval_expr(cx, e->u.agg.items[1], fr, s))) {
+        if ((rc = eval_quick(cx, e->u.agg.items[0], fr, o))) break;
+        if ((rc = eval_quick(cx, e->u.agg.items[1], fr, s))) {
             val_release(*o);
             *o = eval_unit;
             *s = (stc_value){.tag = STC_T_INVALID};
@@ -767,6 +767,32 @@ static inline int eval_fast_operand(eval_ctx *cx, const ir_expr *o, eval_frame *
     return stc__eval_expr(cx, o, fr, v);
 }
 
+/* && || of EVAL_X_BINOP, left operand a evaluated: as eval_binop_with. */
+EVAL_NOINLINE static int eval_fast_logic(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value a, bool own_a,
+                                         stc_value *out)
+{
+    ir_binop op = e->u.binop;
+    stc_value b;
+    int rc;
+    if (a.tag != STC_T_BOOL) {
+        if (own_a) val_release(a);
+        return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
+                               stc__ir_binop_name(op));
+    }
+    if (a.as.b == (op == OP_OR)) {
+        *out = a;
+        return 0;
+    }
+    if ((rc = stc__eval_expr(cx, e->b, fr, &b))) return rc;
+    if (b.tag != STC_T_BOOL) {
+        val_release(b);
+        return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
+                               stc__ir_binop_name(op));
+    }
+    *out = b;
+    return 0;
+}
+
 /* EVAL_X_BINOP (eval_internal.h): int and float operands computed here,
  * as eval_arith and eval_compare compute them; the rest (division by 0
  * or -1, == on floats, strings, a wrong operand) by those two. */
@@ -776,11 +802,12 @@ static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
     bool own_a, own_b;
     int rc = eval_fast_operand(cx, e->a, fr, true, &a, &own_a);
     if (rc) return rc;
+    ir_binop op = e->u.binop;
+    if (op == OP_AND || op == OP_OR) return eval_fast_logic(cx, e, fr, a, own_a, out);
     if ((rc = eval_fast_operand(cx, e->b, fr, false, &b, &own_b))) {
         if (own_a) val_release(a);
         return rc;
     }
-    ir_binop op = e->u.binop;
     if (a.tag == STC_T_INT && b.tag == STC_T_INT) { /* nothing to release */
         int64_t x = a.as.i, y = b.as.i;
         uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* wrapping, as eval_arith */
@@ -854,10 +881,10 @@ EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr
         if (rc != EVAL_DECLINED) return rc;
     }
     stc_value v;
-    int rc = stc__eval_expr(cx, e->a, fr, &v);
+    int rc = eval_quick(cx, e->a, fr, &v);
     if (rc) return rc;
     if ((rc = eval_let_bind(cx, e, fr, v))) return rc;
-    rc = stc__eval_expr(cx, e->b, fr, out);
+    rc = eval_quick(cx, e->b, fr, out);
     eval_let_unbind(fr, e);
     return rc;
 }
@@ -914,7 +941,7 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
     if (owned) val_release(v);
     if (rc) return rc;
     const ir_alt *alt = &e->u.cas.alts[i];
-    rc = stc__eval_expr(cx, alt->body, fr, out);
+    rc = eval_quick(cx, alt->body, fr, out);
     eval_unbind(fr, alt->vars, alt->nvars);
     return rc;
 }
@@ -932,7 +959,7 @@ EVAL_NOINLINE static int eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr
     if (s.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     stc_value *items = val_seq_items(s);
     for (size_t i = 0; i < n; i++) {
-        int rc = stc__eval_expr(cx, e->u.agg.items[i], fr, &items[i]);
+        int rc = eval_quick(cx, e->u.agg.items[i], fr, &items[i]);
         if (rc) {
             val_release(s); /* the remaining items are unit */
             return rc;
@@ -956,7 +983,7 @@ EVAL_NOINLINE static int eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame 
 EVAL_NOINLINE static int eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value v;
-    int rc = stc__eval_expr(cx, e->a, fr, &v);
+    int rc = eval_quick(cx, e->a, fr, &v);
     if (rc) return rc;
     v = e->kind == IR_INL ? stc_value_new_inl(v) : stc_value_new_inr(v);
     if (v.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);

@@ -154,12 +154,12 @@ int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, lo
  * at compile time. */
 enum {
     EVAL_X_GENERIC = 0,
-    /* IR_BINOP, an arithmetic or comparison operator (not && ||) whose
-     * left operand is not a binop or is itself EVAL_X_BINOP, at most
-     * EVAL_X_SPINE deep: operands read in place (variables, literals),
-     * the left spine evaluated inline (the depths of eval_chain), int and
-     * float operands computed at once, anything else by the generic
-     * eval_arith / eval_compare (so the types are a hint, not a trust). */
+    /* IR_BINOP whose left operand is not a binop or is itself
+     * EVAL_X_BINOP, at most EVAL_X_SPINE deep: operands read in place
+     * (variables, literals), the left spine evaluated inline (the depths
+     * of eval_chain), && || short-circuited, int and float operands
+     * computed at once, anything else by the generic eval_arith /
+     * eval_compare (the runtime tags decide, not the inferred types). */
     EVAL_X_BINOP,
     /* IR_CALL of a top-level function (CALL_FUN), not a tail call, with
      * as many args as params and stc__ir_resolve's frame layout: args

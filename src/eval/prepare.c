@@ -41,9 +41,8 @@ static bool prep_thread_call(const ir_program *p, const ir_expr *e)
 
 static void prep_expr(const ir_program *p, ir_expr *e);
 
-/* A binop's left spine, bottom up: a node is specialised when its
- * operator is arithmetic or a comparison and its left operand is not a
- * binop or a specialised one less than EVAL_X_SPINE deep (inline
+/* A binop's left spine, bottom up: a node is specialised when its left
+ * operand is not a binop or a specialised one less than EVAL_X_SPINE deep (inline
  * recursion on the C stack stays bounded; longer chains keep eval_chain).
  * The loop keeps this pass's own recursion off the spine's length. */
 static void prep_binop(const ir_program *p, ir_expr *e)
@@ -59,7 +58,7 @@ static void prep_binop(const ir_program *p, ir_expr *e)
         ir_expr *x = ch.nodes[i];
         prep_expr(p, x->b);
         bool left_ok = x->a->kind != IR_BINOP || (x->a->xop == EVAL_X_BINOP && height < EVAL_X_SPINE);
-        if (x->u.binop != OP_AND && x->u.binop != OP_OR && left_ok) {
+        if (left_ok) {
             x->xop = EVAL_X_BINOP;
             height = x->a->kind == IR_BINOP ? height + 1 : 1;
         } else {
