@@ -159,6 +159,27 @@ static inline bool eval_direct_layout(const ir_fun *fn)
 }
 
 static int eval_tail_resume(eval_ctx *cx);
+static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* How far the C stack is from where this context's segment began. */
+static inline uintptr_t eval_stack_used(const eval_ctx *cx, uintptr_t pos)
+{
+    return pos < cx->stack_base ? cx->stack_base - pos : pos - cx->stack_base;
+}
+
+/* A function body: stc__eval_expr, with an if (the commonest body) sent
+ * to eval_if without the dispatch when no stack segment is due. */
+static inline int eval_body(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (e->kind == IR_IF && cx->stack_base && eval_stack_used(cx, EVAL_STACK_POS()) <= EVAL_SEGMENT_BYTES) {
+        *out = eval_unit;
+        cx->depth++;
+        int rc = eval_if(cx, e, fr, out);
+        cx->depth--;
+        return rc;
+    }
+    return stc__eval_expr(cx, e, fr, out);
+}
 
 /* Runs fn's body in its filled frame (the slots are released by the caller),
  * then the tail calls it ends in, in the same frame when they fit. */
@@ -168,7 +189,7 @@ static int eval_invoke(eval_ctx *cx, const ir_fun *fn, stc_value *slots, ir_loc 
     if (cancel_raised(cx->cancel)) return stc__eval_check_cancel(cx, loc);
     eval_frame fr = {slots, fn};
     cx->depth++;
-    int rc = stc__eval_expr(cx, fn->body, &fr, out);
+    int rc = eval_body(cx, fn->body, &fr, out);
     if (rc == EVAL_TAIL) rc = eval_tail_resume(cx); /* in fr, into out */
     cx->depth--;
     return rc;
@@ -229,6 +250,37 @@ static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
 static int eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 static int eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 
+/* An EVAL_X_BINOP of two int variables or literals whose result needs no
+ * check (+ - * and the comparisons): into *out at once, true; no depth
+ * unit to count since nothing below can call.  False for anything else,
+ * which eval_fast_binop then does. */
+static inline bool eval_leaf_int(const ir_expr *e, const eval_frame *fr, stc_value *out)
+{
+    const ir_expr *l = e->a, *r = e->b;
+    const stc_value *a, *b;
+    if (l->kind == IR_VAR) a = &fr->slots[l->u.var->slot];
+    else if (l->kind == IR_LIT) a = &l->u.lit;
+    else return false;
+    if (r->kind == IR_VAR) b = &fr->slots[r->u.var->slot];
+    else if (r->kind == IR_LIT) b = &r->u.lit;
+    else return false;
+    if (a->tag != STC_T_INT || b->tag != STC_T_INT) return false;
+    int64_t x = a->as.i, y = b->as.i;
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* wrapping, as eval_arith */
+    switch (e->u.binop) {
+    case OP_ADD: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux + uy)}; return true;
+    case OP_SUB: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux - uy)}; return true;
+    case OP_MUL: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux * uy)}; return true;
+    case OP_EQ: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x == y}; return true;
+    case OP_NE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x != y}; return true;
+    case OP_LT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x < y}; return true;
+    case OP_LE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x <= y}; return true;
+    case OP_GT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x > y}; return true;
+    case OP_GE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x >= y}; return true;
+    default: return false;
+    }
+}
+
 /* stc__eval_expr for a sub-expression, with its commonest forms taken
  * here: a variable, an EVAL_X_BINOP or EVAL_X_CALL_FUN (one depth unit,
  * as stc__eval_expr counts it; no stack check here: a binop's operands
@@ -240,6 +292,7 @@ static inline int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc
         *out = val_retain(fr->slots[e->u.var->slot]);
         return 0;
     }
+    if (e->xop == EVAL_X_BINOP && eval_leaf_int(e, fr, out)) return 0;
     if (e->xop != EVAL_X_GENERIC) {
         *out = eval_unit;
         cx->depth++;
@@ -502,7 +555,8 @@ EVAL_NOINLINE static int eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_f
     stc_value small[EVAL_SMALL];
     stc_value *slots = eval_frame_new(small, nslots);
     if (!slots) return stc__eval_oom(cx, e->u.call.callee_loc);
-    int rc = eval_args_into(cx, e, fr, slots);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
     if (rc == 0) rc = eval_invoke(cx, fn, slots, e->u.call.callee_loc, out);
     eval_frame_free(slots, small, nslots);
     return rc;
