@@ -639,7 +639,8 @@ EVAL_NOINLINE static int eval_call_thread_direct(eval_ctx *cx, const ir_expr *e,
     stc_value small[EVAL_SMALL];
     stc_value *slots = eval_frame_new(small, nslots);
     if (!slots) return stc__eval_oom(cx, loc);
-    int rc = eval_args_into(cx, e, fr, slots);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
     if (rc == 0) {
         const char *saved = cx->thread;
         cx->thread = p->threads[t]->name;
@@ -809,8 +810,12 @@ static inline int eval_fast_operand(eval_ctx *cx, const ir_expr *o, eval_frame *
     *owned = false;
     if (o->kind == IR_VAR) { *v = fr->slots[o->u.var->slot]; return 0; }
     if (o->kind == IR_LIT) { *v = o->u.lit; return 0; }
+    if (spine && o->xop == EVAL_X_BINOP) {
+        if (eval_leaf_int(o, fr, v)) return 0;
+        *owned = true;
+        return eval_fast_binop(cx, o, fr, v);
+    }
     *owned = true;
-    if (spine && o->xop == EVAL_X_BINOP) return eval_fast_binop(cx, o, fr, v);
     if (o->xop == EVAL_X_CALL_FUN) {
         *v = eval_unit;
         cx->depth++;
