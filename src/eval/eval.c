@@ -282,10 +282,11 @@ static inline bool eval_leaf_int(const ir_expr *e, const eval_frame *fr, stc_val
 }
 
 /* stc__eval_expr for a sub-expression, with its commonest forms taken
- * here: a variable, an EVAL_X_BINOP or EVAL_X_CALL_FUN (one depth unit,
- * as stc__eval_expr counts it; no stack check here: a binop's operands
- * that recurse go through stc__eval_expr, and so does every function
- * body, which checks). */
+ * here: a variable, an int leaf (eval_leaf_int), an EVAL_X_BINOP,
+ * EVAL_X_CALL_FUN or EVAL_X_CALL_THREAD (one depth unit, as
+ * stc__eval_expr counts it; no stack check here: a binop's operands that
+ * recurse go through stc__eval_expr, every function body through
+ * eval_body or eval_pair, which check). */
 static inline int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     if (e->kind == IR_VAR) {
