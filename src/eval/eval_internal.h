@@ -148,10 +148,11 @@ bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form);
 int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink);
 
 /* The evaluator's specialised node forms (ir_expr.xop), chosen once per
- * program by stc__eval_prepare (prepare.c) from the resolved IR and its
- * inferred types.  Each runs exactly what the generic code runs for that
- * node (same order, depths, errors): it only skips the decisions known
- * at compile time. */
+ * program by stc__eval_prepare (prepare.c) from the resolved IR (the
+ * shapes of nodes, callees and frames; the inferred types are not read:
+ * int and float paths are taken on the runtime tags).  Each runs exactly
+ * what the generic code runs for that node (same order, depths, errors):
+ * it only skips the decisions known at compile time. */
 enum {
     EVAL_X_GENERIC = 0,
     /* IR_BINOP whose left operand is not a binop or is itself
