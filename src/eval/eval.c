@@ -954,7 +954,9 @@ static bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
 {
     switch (alt->pat) {
     case PAT_WILD: return true;
-    case PAT_LIT: return stc_value_equal(v, alt->lit);
+    case PAT_LIT: /* ints (the common literal pattern) without the call */
+        if (v.tag == STC_T_INT && alt->lit.tag == STC_T_INT) return v.as.i == alt->lit.as.i;
+        return stc_value_equal(v, alt->lit);
     case PAT_VAR:
         eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, val_retain(v));
         return true;
