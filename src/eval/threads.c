@@ -116,7 +116,9 @@ static bool eval_same_value(stc_value a, stc_value b)
 stc_value stc__eval_state_take(eval_ctx *cx, int t)
 {
     eval_tstate *st = &cx->states[t];
-    if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return stc_value_retain(st->value);
+    /* val_retain: the public stc_value_retain marks the value shared (a
+     * host's), after which every count change on it is atomic. */
+    if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return val_retain(st->value);
     stc_value v = st->value;
     st->value = eval_unit; /* until stc__eval_thread_result stores the new state */
     return v;
@@ -131,20 +133,25 @@ int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc
         return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' did not return a pair",
                           th->name);
     }
+    stc_value o = val_retain(val_seq_items(pair)[0]), next = val_retain(val_seq_items(pair)[1]);
+    val_release(pair);
+    stc__eval_thread_store(cx, t, o, next, out);
+    return 0;
+}
+
+void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out)
+{
     eval_tstate *st = &cx->states[t];
-    *out = val_retain(val_seq_items(pair)[0]);
-    stc_value next = val_seq_items(pair)[1];
+    *out = o;
     if (eval_same_value(next, st->value)) {
         /* The state came back unchanged (a read-only thread): no write, so
          * the parallel runtime may run such calls on several workers. */
-        val_release(pair);
-        return 0;
+        val_release(next);
+        return;
     }
     stc_value old = st->value;
-    st->value = val_retain(val_seq_items(pair)[1]);
+    st->value = next;
     val_release(old);
-    val_release(pair);
-    return 0;
 }
 
 static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,

@@ -218,6 +218,9 @@ struct ir_expr {
     ir_type *type;        /* (stc__types_check) */
     bool move;            /* IR_VAR as the map of put/remove/update: the variable's last
                              use, its value may be moved out of the frame (stc__ir_mark_moves) */
+    uint8_t xop;          /* (stc__eval_prepare, src/eval/prepare.c) the evaluator's specialised
+                             form of this node (EVAL_X_* in src/eval/eval_internal.h); 0, the
+                             generic one, on nodes made later (zeroed) or not specialised */
     ir_expr *a, *b, *c;   /* sub-expressions, per kind above */
     union {
         stc_value lit;    /* IR_LIT: owned via an stc__arena_on_free hook */
