@@ -1,15 +1,16 @@
 /* cluster.c - `stc run --mpi` over MPI (cli/cluster.h).
  *
- * This first version runs the program on rank 0 only: rank 0 reads the
- * program and sends its text to every rank (so the other hosts need not
- * see the file), every rank compiles it, rank 0 runs it and prints, and
- * every rank then ends with rank 0's exit code.  The other ranks wait
- * without spinning (MPI's blocking calls poll a core at 100%, which on a
- * shared machine would slow rank 0 down).  Placing stages on ranks is the
- * next step (docs/DESIGN.md, "The distributed runtime").
+ * Rank 0 reads the program and sends its text to every rank (so the other
+ * hosts need not see the file), every rank compiles it, rank 0 runs it and
+ * prints, handing libstc a remote executor (stc_remote) over the other
+ * ranks, which answer its batches of replicated stages meanwhile; then
+ * every rank ends with rank 0's exit code.  Waits never block in MPI
+ * (its blocking calls poll a core at 100%, which on a shared machine
+ * would slow rank 0 down): they poll with short sleeps (docs/DESIGN.md,
+ * "The distributed runtime").
  *
- * MPI is called from the main thread only (MPI_THREAD_FUNNELED); libstc
- * knows nothing of it. */
+ * MPI_THREAD_MULTIPLE is asked for; during the run rank 0's pool workers
+ * call MPI, one at a time (remote_lock); libstc knows nothing of MPI. */
 #include "cluster.h"
 
 #include <stdio.h>

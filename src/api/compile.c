@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "api/program.h"
+#include "eval/eval.h"
 #include "flow/graph.h"
 #include "ir/resolve.h"
 #include "ir/types.h"
@@ -13,6 +14,7 @@ int stc__program_finish(ir_program *p, stc_diags *d, stc_program **out, stc_diag
      * earlier ones were clean. */
     if (!diags_any(d)) stc__ir_resolve(p, d);
     if (!diags_any(d)) stc__types_check(p, d);
+    if (!diags_any(d)) stc__eval_prepare(p);
     int rc = 0;
     if (diags_any(d)) {
         rc = d->count == 0 ? STC_ENOMEM : STC_ECOMPILE;

@@ -27,6 +27,14 @@
 
 static const stc_value eval_unit = {.tag = STC_T_UNIT};
 
+/* Where the C stack is (stack segments, below). */
+#if defined(__GNUC__)
+/* The real frame, also under ASan's fake stacks for locals. */
+#define EVAL_STACK_POS() ((uintptr_t)__builtin_frame_address(0))
+#else
+#define EVAL_STACK_POS() ((uintptr_t)&(char){0})
+#endif
+
 /* ---- Context and errors ------------------------------------------------ */
 
 void stc__eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states)
@@ -151,6 +159,27 @@ static inline bool eval_direct_layout(const ir_fun *fn)
 }
 
 static int eval_tail_resume(eval_ctx *cx);
+static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* How far the C stack is from where this context's segment began. */
+static inline uintptr_t eval_stack_used(const eval_ctx *cx, uintptr_t pos)
+{
+    return pos < cx->stack_base ? cx->stack_base - pos : pos - cx->stack_base;
+}
+
+/* A function body: stc__eval_expr, with an if (the commonest body) sent
+ * to eval_if without the dispatch when no stack segment is due. */
+static inline int eval_body(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (e->kind == IR_IF && cx->stack_base && eval_stack_used(cx, EVAL_STACK_POS()) <= EVAL_SEGMENT_BYTES) {
+        *out = eval_unit;
+        cx->depth++;
+        int rc = eval_if(cx, e, fr, out);
+        cx->depth--;
+        return rc;
+    }
+    return stc__eval_expr(cx, e, fr, out);
+}
 
 /* Runs fn's body in its filled frame (the slots are released by the caller),
  * then the tail calls it ends in, in the same frame when they fit. */
@@ -160,7 +189,7 @@ static int eval_invoke(eval_ctx *cx, const ir_fun *fn, stc_value *slots, ir_loc 
     if (cancel_raised(cx->cancel)) return stc__eval_check_cancel(cx, loc);
     eval_frame fr = {slots, fn};
     cx->depth++;
-    int rc = stc__eval_expr(cx, fn->body, &fr, out);
+    int rc = eval_body(cx, fn->body, &fr, out);
     if (rc == EVAL_TAIL) rc = eval_tail_resume(cx); /* in fr, into out */
     cx->depth--;
     return rc;
@@ -217,13 +246,73 @@ int stc__eval_apply(eval_ctx *cx, stc_value fnv, size_t nargs, stc_value *args, 
     return stc__eval_call_fun(cx, f->code, f->caps, nargs, args, loc, out);
 }
 
+static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+static int eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+static int eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* An EVAL_X_BINOP of two int variables or literals whose result needs no
+ * check (+ - * and the comparisons): into *out at once, true; no depth
+ * unit to count since nothing below can call.  False for anything else,
+ * which eval_fast_binop then does. */
+static inline bool eval_leaf_int(const ir_expr *e, const eval_frame *fr, stc_value *out)
+{
+    const ir_expr *l = e->a, *r = e->b;
+    const stc_value *a, *b;
+    if (l->kind == IR_VAR) a = &fr->slots[l->u.var->slot];
+    else if (l->kind == IR_LIT) a = &l->u.lit;
+    else return false;
+    if (r->kind == IR_VAR) b = &fr->slots[r->u.var->slot];
+    else if (r->kind == IR_LIT) b = &r->u.lit;
+    else return false;
+    if (a->tag != STC_T_INT || b->tag != STC_T_INT) return false;
+    int64_t x = a->as.i, y = b->as.i;
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* wrapping, as eval_arith */
+    switch (e->u.binop) {
+    case OP_ADD: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux + uy)}; return true;
+    case OP_SUB: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux - uy)}; return true;
+    case OP_MUL: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux * uy)}; return true;
+    case OP_EQ: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x == y}; return true;
+    case OP_NE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x != y}; return true;
+    case OP_LT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x < y}; return true;
+    case OP_LE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x <= y}; return true;
+    case OP_GT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x > y}; return true;
+    case OP_GE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x >= y}; return true;
+    default: return false;
+    }
+}
+
+/* stc__eval_expr for a sub-expression, with its commonest forms taken
+ * here: a variable, an int leaf (eval_leaf_int), an EVAL_X_BINOP,
+ * EVAL_X_CALL_FUN or EVAL_X_CALL_THREAD (one depth unit, as
+ * stc__eval_expr counts it; no stack check here: a binop's operands that
+ * recurse go through stc__eval_expr, every function body through
+ * eval_body or eval_pair, which check). */
+static inline int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (e->kind == IR_VAR) {
+        *out = val_retain(fr->slots[e->u.var->slot]);
+        return 0;
+    }
+    if (e->xop == EVAL_X_BINOP && eval_leaf_int(e, fr, out)) return 0;
+    if (e->xop != EVAL_X_GENERIC) {
+        *out = eval_unit;
+        cx->depth++;
+        int rc = e->xop == EVAL_X_BINOP      ? eval_fast_binop(cx, e, fr, out)
+                 : e->xop == EVAL_X_CALL_FUN ? eval_call_direct(cx, e, fr, out)
+                                             : eval_call_thread_direct(cx, e, fr, out);
+        cx->depth--;
+        return rc;
+    }
+    return stc__eval_expr(cx, e, fr, out);
+}
+
 /* Evaluates the n args of call e into a (n entries); on error releases
  * those already evaluated and sets them back to unit (a may be a frame
  * that the caller frees as a whole). */
 static int eval_args_into(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *a)
 {
     for (int i = 0; i < e->u.call.nargs; i++) {
-        int rc = stc__eval_expr(cx, e->u.call.args[i], fr, &a[i]);
+        int rc = eval_quick(cx, e->u.call.args[i], fr, &a[i]);
         if (rc) {
             eval_release_n(a, (size_t)i);
             for (int k = 0; k < i; k++) a[k] = eval_unit;
@@ -418,7 +507,8 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
     case CALL_THREAD:
         if (idx < 0 || idx >= p->nthreads || !cx->states) break;
         thread = idx;
-        if (p->threads[idx]->kind != THREAD_LANG) return eval_call_general(cx, e, fr, NULL, NULL, out);
+        if (p->threads[idx]->kind != THREAD_LANG || p->threads[idx]->keyed)
+            return eval_call_general(cx, e, fr, NULL, NULL, out); /* keyed: src/eval/keyed.c */
         if (p->threads[idx]->fun >= 0 && p->threads[idx]->fun < p->nfuns) fn = p->funs[p->threads[idx]->fun];
         break;
     default: break;
@@ -458,6 +548,124 @@ EVAL_NOINLINE static int eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *f
     return rc;
 }
 
+/* EVAL_X_CALL_FUN (eval_internal.h): eval_call's path for a known
+ * function, with the checks stc__eval_prepare made once left out. */
+EVAL_NOINLINE static int eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    const ir_fun *fn = cx->p->funs[e->u.call.callee.index];
+    size_t nslots = (size_t)fn->nslots;
+    stc_value small[EVAL_SMALL];
+    stc_value *slots = eval_frame_new(small, nslots);
+    if (!slots) return stc__eval_oom(cx, e->u.call.callee_loc);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
+    if (rc == 0) rc = eval_invoke(cx, fn, slots, e->u.call.callee_loc, out);
+    eval_frame_free(slots, small, nslots);
+    return rc;
+}
+
+/* The pair an STCLang thread's function returns, as its two items: *o
+ * the output, *s the state, evaluated as stc__eval_expr would evaluate e
+ * (the same depth units, order, binders and errors) without building the
+ * tuple, down lets, ifs and cases to a 2-tuple.  Any other e (or a stack
+ * segment due) is evaluated whole: then *o is the pair and *s INVALID, or
+ * EVAL_TAIL comes back with the pair due in *o.  Main's context (hooks)
+ * never comes here: its lets and tuples are offered to the runtime. */
+static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *o, stc_value *s)
+{
+    *o = eval_unit;
+    *s = (stc_value){.tag = STC_T_INVALID};
+    uintptr_t pos = EVAL_STACK_POS();
+    bool far = cx->stack_base && (pos < cx->stack_base ? cx->stack_base - pos : pos - cx->stack_base) >
+                                     EVAL_SEGMENT_BYTES / 2;
+    if (far || (e->kind == IR_TUPLE ? e->u.agg.nitems != 2
+                                    : e->kind != IR_LET && e->kind != IR_LETTUPLE && e->kind != IR_IF &&
+                                          e->kind != IR_CASE))
+        return stc__eval_expr(cx, e, fr, o);
+    int rc;
+    stc_value v;
+    cx->depth++;
+    switch (e->kind) {
+    case IR_TUPLE:
+        if ((rc = eval_quick(cx, e->u.agg.items[0], fr, o))) break;
+        if ((rc = eval_quick(cx, e->u.agg.items[1], fr, s))) {
+            val_release(*o);
+            *o = eval_unit;
+            *s = (stc_value){.tag = STC_T_INVALID};
+        }
+        break;
+    case IR_LET:
+    case IR_LETTUPLE:
+        if ((rc = stc__eval_expr(cx, e->a, fr, &v))) break;
+        if ((rc = eval_let_bind(cx, e, fr, v))) break;
+        rc = eval_pair(cx, e->b, fr, o, s);
+        eval_let_unbind(fr, e);
+        break;
+    case IR_IF: {
+        bool then = false;
+        if ((rc = eval_quick(cx, e->a, fr, &v))) break;
+        if ((rc = eval_if_test(cx, e, v, &then))) {
+            val_release(v);
+            break;
+        }
+        rc = eval_pair(cx, then ? e->b : e->c, fr, o, s);
+        break;
+    }
+    default: { /* IR_CASE */
+        bool owned;
+        int i;
+        if ((rc = eval_operand(cx, e->a, fr, &v, &owned))) break;
+        rc = stc__eval_case_select(cx, e, v, fr, &i);
+        if (owned) val_release(v);
+        if (rc) break;
+        const ir_alt *alt = &e->u.cas.alts[i];
+        rc = eval_pair(cx, alt->body, fr, o, s);
+        eval_unbind(fr, alt->vars, alt->nvars);
+        break;
+    }
+    }
+    cx->depth--;
+    return rc;
+}
+
+/* EVAL_X_CALL_THREAD (eval_internal.h): eval_call's thread path, the
+ * function's body evaluated by eval_pair. */
+EVAL_NOINLINE static int eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (cx->hooks || !cx->states) return eval_call(cx, e, fr, out);
+    const ir_program *p = cx->p;
+    int t = e->u.call.callee.index;
+    const ir_fun *fn = p->funs[p->threads[t]->fun];
+    ir_loc loc = e->u.call.callee_loc;
+    size_t nslots = (size_t)fn->nslots;
+    stc_value small[EVAL_SMALL];
+    stc_value *slots = eval_frame_new(small, nslots);
+    if (!slots) return stc__eval_oom(cx, loc);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
+    if (rc == 0) {
+        const char *saved = cx->thread;
+        cx->thread = p->threads[t]->name;
+        slots[fn->nparams - 1] = stc__eval_state_take(cx, t);
+        stc_value o = eval_unit, st = eval_unit;
+        /* eval_invoke, with eval_pair for the body */
+        if (cx->depth >= EVAL_MAX_DEPTH) rc = stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+        else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
+        else {
+            eval_frame cfr = {slots, fn};
+            cx->depth++;
+            rc = eval_pair(cx, fn->body, &cfr, &o, &st);
+            if (rc == EVAL_TAIL) rc = eval_tail_resume(cx); /* in cfr, into o */
+            cx->depth--;
+        }
+        if (rc == 0 && st.tag == STC_T_INVALID) rc = stc__eval_thread_result(cx, t, o, loc, out);
+        else if (rc == 0) stc__eval_thread_store(cx, t, o, st, out);
+        cx->thread = saved;
+    }
+    eval_frame_free(slots, small, nslots);
+    return rc;
+}
+
 /* ---- Operators ----------------------------------------------------------- */
 
 static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, stc_value *out)
@@ -480,7 +688,7 @@ static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, 
             r = b.as.i == -1 ? 0 : a.as.i % b.as.i;
             break;
         }
-        *out = stc_value_int(r);
+        *out = (stc_value){.tag = STC_T_INT, .as.i = r};
         return 0;
     }
     if (a.tag == STC_T_FLOAT && b.tag == STC_T_FLOAT) {
@@ -492,7 +700,7 @@ static int eval_arith(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b, 
         case OP_DIV: r = x / y; break;
         default: r = fmod(x, y); break;
         }
-        *out = stc_value_float(r);
+        *out = (stc_value){.tag = STC_T_FLOAT, .as.f = r};
         return 0;
     }
     return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
@@ -574,7 +782,7 @@ EVAL_NOINLINE static int eval_chain(eval_ctx *cx, const ir_expr *e, eval_frame *
     bool own;
     int rc = eval_operand(cx, ch.nodes[ch.n - 1]->a, fr, &acc, &own);
     for (size_t i = ch.n; rc == 0 && i-- > 0;) {
-        stc_value r;
+        stc_value r = eval_unit;
         rc = eval_binop_with(cx, ch.nodes[i], fr, acc, own, &r);
         acc = r;
         own = true;
@@ -592,6 +800,116 @@ EVAL_NOINLINE static int eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *
     int rc = eval_operand(cx, e->a, fr, &a, &own_a);
     if (rc) return rc;
     return eval_binop_with(cx, e, fr, a, own_a, out);
+}
+
+/* An EVAL_X_BINOP operand: variables and literals read in place, a
+ * specialised left spine inline (stc__eval_prepare bounds it; the depths
+ * are eval_chain's: every operand of the spine one unit below the top),
+ * anything else evaluated (*owned). */
+static inline int eval_fast_operand(eval_ctx *cx, const ir_expr *o, eval_frame *fr, bool spine,
+                                    stc_value *v, bool *owned)
+{
+    *owned = false;
+    if (o->kind == IR_VAR) { *v = fr->slots[o->u.var->slot]; return 0; }
+    if (o->kind == IR_LIT) { *v = o->u.lit; return 0; }
+    if (spine && o->xop == EVAL_X_BINOP) {
+        if (eval_leaf_int(o, fr, v)) return 0;
+        *owned = true;
+        return eval_fast_binop(cx, o, fr, v);
+    }
+    *owned = true;
+    if (o->xop == EVAL_X_CALL_FUN) {
+        *v = eval_unit;
+        cx->depth++;
+        int rc = eval_call_direct(cx, o, fr, v);
+        cx->depth--;
+        return rc;
+    }
+    return stc__eval_expr(cx, o, fr, v);
+}
+
+/* && || of EVAL_X_BINOP, left operand a evaluated: as eval_binop_with. */
+EVAL_NOINLINE static int eval_fast_logic(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value a, bool own_a,
+                                         stc_value *out)
+{
+    ir_binop op = e->u.binop;
+    stc_value b;
+    int rc;
+    if (a.tag != STC_T_BOOL) {
+        if (own_a) val_release(a);
+        return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
+                               stc__ir_binop_name(op));
+    }
+    if (a.as.b == (op == OP_OR)) {
+        *out = a;
+        return 0;
+    }
+    if ((rc = stc__eval_expr(cx, e->b, fr, &b))) return rc;
+    if (b.tag != STC_T_BOOL) {
+        val_release(b);
+        return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
+                               stc__ir_binop_name(op));
+    }
+    *out = b;
+    return 0;
+}
+
+/* EVAL_X_BINOP (eval_internal.h): int and float operands computed here,
+ * as eval_arith and eval_compare compute them; the rest (division by 0
+ * or -1, == on floats, strings, a wrong operand) by those two. */
+static int eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    stc_value a, b;
+    bool own_a, own_b;
+    int rc = eval_fast_operand(cx, e->a, fr, true, &a, &own_a);
+    if (rc) return rc;
+    ir_binop op = e->u.binop;
+    if (op == OP_AND || op == OP_OR) return eval_fast_logic(cx, e, fr, a, own_a, out);
+    if ((rc = eval_fast_operand(cx, e->b, fr, false, &b, &own_b))) {
+        if (own_a) val_release(a);
+        return rc;
+    }
+    if (a.tag == STC_T_INT && b.tag == STC_T_INT) { /* nothing to release */
+        int64_t x = a.as.i, y = b.as.i;
+        uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* wrapping, as eval_arith */
+        switch (op) {
+        case OP_ADD: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux + uy)}; return 0;
+        case OP_SUB: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux - uy)}; return 0;
+        case OP_MUL: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux * uy)}; return 0;
+        case OP_DIV:
+            if (y == 0 || y == -1) break;
+            *out = (stc_value){.tag = STC_T_INT, .as.i = x / y};
+            return 0;
+        case OP_MOD:
+            if (y == 0 || y == -1) break;
+            *out = (stc_value){.tag = STC_T_INT, .as.i = x % y};
+            return 0;
+        case OP_EQ: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x == y}; return 0;
+        case OP_NE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x != y}; return 0;
+        case OP_LT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x < y}; return 0;
+        case OP_LE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x <= y}; return 0;
+        case OP_GT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x > y}; return 0;
+        case OP_GE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x >= y}; return 0;
+        default: break;
+        }
+    } else if (a.tag == STC_T_FLOAT && b.tag == STC_T_FLOAT) {
+        double x = a.as.f, y = b.as.f;
+        switch (op) {
+        case OP_ADD: *out = (stc_value){.tag = STC_T_FLOAT, .as.f = x + y}; return 0;
+        case OP_SUB: *out = (stc_value){.tag = STC_T_FLOAT, .as.f = x - y}; return 0;
+        case OP_MUL: *out = (stc_value){.tag = STC_T_FLOAT, .as.f = x * y}; return 0;
+        case OP_DIV: *out = (stc_value){.tag = STC_T_FLOAT, .as.f = x / y}; return 0;
+        case OP_LT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x < y}; return 0;
+        case OP_LE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x <= y}; return 0;
+        case OP_GT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x > y}; return 0;
+        case OP_GE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x >= y}; return 0;
+        default: break;
+        }
+    }
+    rc = op >= OP_ADD ? eval_arith(cx, e, a, b, out) : eval_compare(cx, e, a, b, out);
+    if (own_a) val_release(a);
+    if (own_b) val_release(b);
+    return rc;
 }
 
 EVAL_NOINLINE static int eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
@@ -624,10 +942,10 @@ EVAL_NOINLINE static int eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr
         if (rc != EVAL_DECLINED) return rc;
     }
     stc_value v;
-    int rc = stc__eval_expr(cx, e->a, fr, &v);
+    int rc = eval_quick(cx, e->a, fr, &v);
     if (rc) return rc;
     if ((rc = eval_let_bind(cx, e, fr, v))) return rc;
-    rc = stc__eval_expr(cx, e->b, fr, out);
+    rc = eval_quick(cx, e->b, fr, out);
     eval_let_unbind(fr, e);
     return rc;
 }
@@ -637,7 +955,9 @@ static bool eval_case_match(const ir_alt *alt, stc_value v, eval_frame *fr)
 {
     switch (alt->pat) {
     case PAT_WILD: return true;
-    case PAT_LIT: return stc_value_equal(v, alt->lit);
+    case PAT_LIT: /* ints (the common literal pattern) without the call */
+        if (v.tag == STC_T_INT && alt->lit.tag == STC_T_INT) return v.as.i == alt->lit.as.i;
+        return stc_value_equal(v, alt->lit);
     case PAT_VAR:
         eval_bind(fr, alt->nvars > 0 ? alt->vars[0] : NULL, val_retain(v));
         return true;
@@ -684,7 +1004,7 @@ EVAL_NOINLINE static int eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *f
     if (owned) val_release(v);
     if (rc) return rc;
     const ir_alt *alt = &e->u.cas.alts[i];
-    rc = stc__eval_expr(cx, alt->body, fr, out);
+    rc = eval_quick(cx, alt->body, fr, out);
     eval_unbind(fr, alt->vars, alt->nvars);
     return rc;
 }
@@ -702,7 +1022,7 @@ EVAL_NOINLINE static int eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr
     if (s.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     stc_value *items = val_seq_items(s);
     for (size_t i = 0; i < n; i++) {
-        int rc = stc__eval_expr(cx, e->u.agg.items[i], fr, &items[i]);
+        int rc = eval_quick(cx, e->u.agg.items[i], fr, &items[i]);
         if (rc) {
             val_release(s); /* the remaining items are unit */
             return rc;
@@ -726,7 +1046,7 @@ EVAL_NOINLINE static int eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame 
 EVAL_NOINLINE static int eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value v;
-    int rc = stc__eval_expr(cx, e->a, fr, &v);
+    int rc = eval_quick(cx, e->a, fr, &v);
     if (rc) return rc;
     v = e->kind == IR_INL ? stc_value_new_inl(v) : stc_value_new_inr(v);
     if (v.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
@@ -743,13 +1063,13 @@ EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
 {
     stc_value c;
     bool then = false;
-    int rc = stc__eval_expr(cx, e->a, fr, &c);
+    int rc = eval_quick(cx, e->a, fr, &c); /* an if on a compare: eval_fast_binop at once */
     if (rc) return rc;
     if ((rc = eval_if_test(cx, e, c, &then))) {
         val_release(c);
         return rc;
     }
-    return stc__eval_expr(cx, then ? e->b : e->c, fr, out);
+    return eval_quick(cx, then ? e->b : e->c, fr, out);
 }
 
 /* ---- C stack segments ------------------------------------------------------
@@ -760,12 +1080,6 @@ EVAL_NOINLINE static int eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
  * depth limit alone decides where deep recursion stops, and the evaluator
  * is safe on any thread with EVAL_SEGMENT_BYTES + a margin of free stack,
  * whatever the compiler's frame sizes (ASan at -O0 makes them 10x bigger). */
-#if defined(__GNUC__)
-/* The real frame, also under ASan's fake stacks for locals. */
-#define EVAL_STACK_POS() ((uintptr_t)__builtin_frame_address(0))
-#else
-#define EVAL_STACK_POS() ((uintptr_t)&(char){0})
-#endif
 
 typedef struct eval_segment {
     eval_ctx *cx;
@@ -849,10 +1163,15 @@ int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *ou
     case IR_CASE: rc = eval_case(cx, e, fr, out); break;
     case IR_INL:
     case IR_INR: rc = eval_box(cx, e, fr, out); break;
-    case IR_BINOP: rc = eval_binop(cx, e, fr, out); break;
+    case IR_BINOP:
+        rc = e->xop == EVAL_X_BINOP ? eval_fast_binop(cx, e, fr, out) : eval_binop(cx, e, fr, out);
+        break;
     case IR_UNOP: rc = eval_unop(cx, e, fr, out); break;
     case IR_CALL: /* builtins apart: eval_call's frame would weigh on smap's recursion */
-        rc = e->u.call.kind == CALL_BUILTIN ? stc__eval_builtin(cx, e, fr, out) : eval_call(cx, e, fr, out);
+        rc = e->xop == EVAL_X_CALL_FUN          ? eval_call_direct(cx, e, fr, out)
+             : e->xop == EVAL_X_CALL_THREAD   ? eval_call_thread_direct(cx, e, fr, out)
+             : e->u.call.kind == CALL_BUILTIN ? stc__eval_builtin(cx, e, fr, out)
+                                              : eval_call(cx, e, fr, out);
         break;
     case IR_TUPLE:
     case IR_LIST: rc = eval_seq(cx, e, fr, out); break;

@@ -23,4 +23,10 @@ int stc__eval_run(const ir_program *p, stc_result *res);
 int stc__eval_run_hooked(const ir_program *p, stc_result *res, const struct eval_runtime_hooks *hooks,
                     const stc_cancel *cancel, const stc_stream *io);
 
+/* Chooses the evaluator's specialised form of every node of a resolved,
+ * type-checked program (ir_expr.xop; src/eval/prepare.c).  Once, before
+ * any run: afterwards the IR is read-only again.  A program not prepared
+ * runs the generic forms, with the same results. */
+void stc__eval_prepare(ir_program *p);
+
 #endif

@@ -81,6 +81,9 @@ stc_value stc__eval_state_take(eval_ctx *cx, int t);
 /* Completes a lang thread call: pair is the (out, s') its fun returned
  * (consumed); stores s' as thread t's state and out in *out. */
 int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out);
+/* The same for a call whose pair was never built: o and next (consumed)
+ * are its output and its new state. */
+void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out);
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
@@ -112,8 +115,9 @@ typedef struct str_finder {
 } str_finder;
 bool stc__str_finder_init(str_finder *f, const char *sep, size_t m);
 size_t stc__str_find(const str_finder *f, const char *d, size_t len, size_t from);
-/* ASCII whitespace: space, \t \n \v \f \r. */
-bool stc__str_space(unsigned char c);
+/* ASCII whitespace: space, \t \n \v \f \r.  Inline: a call per byte
+ * was 4% of logstats' instructions. */
+static inline bool stc__str_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 /* Thread states (threads.c).  stc__eval_states_init allocates and initialises
  * every state in declaration order (init expressions in a frame of
@@ -142,6 +146,33 @@ bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form);
  * output from io (NULL: empty input, no sink); *out is main's value, or
  * unit when a list went to the sink (*to_sink set); *count the items read. */
 int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink);
+
+/* The evaluator's specialised node forms (ir_expr.xop), chosen once per
+ * program by stc__eval_prepare (prepare.c) from the resolved IR (the
+ * shapes of nodes, callees and frames; the inferred types are not read:
+ * int and float paths are taken on the runtime tags).  Each runs exactly
+ * what the generic code runs for that node (same order, depths, errors):
+ * it only skips the decisions known at compile time. */
+enum {
+    EVAL_X_GENERIC = 0,
+    /* IR_BINOP whose left operand is not a binop or is itself
+     * EVAL_X_BINOP, at most EVAL_X_SPINE deep: operands read in place
+     * (variables, literals), the left spine evaluated inline (the depths
+     * of eval_chain), && || short-circuited, int and float operands
+     * computed at once, anything else by the generic eval_arith /
+     * eval_compare (the runtime tags decide, not the inferred types). */
+    EVAL_X_BINOP,
+    /* IR_CALL of a top-level function (CALL_FUN), not a tail call, with
+     * as many args as params and stc__ir_resolve's frame layout: args
+     * straight into the callee's frame, no checks left to make. */
+    EVAL_X_CALL_FUN,
+    /* IR_CALL of an STCLang thread (CALL_THREAD) with as many args as
+     * inputs and the frame layout: as eval_call, and the function's
+     * (output, state) pair, when its body ends in a tuple under lets, ifs
+     * and cases, is never built (eval_pair in eval.c). */
+    EVAL_X_CALL_THREAD
+};
+#define EVAL_X_SPINE 8
 
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */

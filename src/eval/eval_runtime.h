@@ -68,6 +68,7 @@ typedef struct eval_tstate {
     stc_value value; /* THREAD_LANG: the current state (owned) */
     void *cstate;    /* THREAD_C: def->state_size bytes, initialised; NULL before */
     bool ready;      /* initialised (C: state_init succeeded; free with state_free) */
+    stc_value init;  /* keyed thread: a new key's state (owned); value is the key map */
 } eval_tstate;
 
 /* The per-call context handed to a C thread (public opaque type). */
@@ -85,6 +86,7 @@ typedef struct eval_err {
     ir_loc loc;
     const char *thread; /* borrowed from the IR (a thread name) or NULL */
     long long item;     /* innermost smap item, -1 outside smap */
+    bool key_noted;     /* the message names the key of its keyed thread (keyed.c) */
 } eval_err;
 
 /* ---- Where the evaluator offers work to the runtime ----------------------- */
@@ -213,6 +215,24 @@ int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *ou
  * ends in, as the body of the function that made it: at depth cx->depth,
  * which is to be that body's depth. */
 int stc__eval_tail_run(eval_ctx *cx, stc_value *out);
+
+/* Calls keyed thread t (src/eval/keyed.c) with the key map *map (the
+ * thread's state, or one shard of it: the keys of a shard are those the
+ * runtime routes to it) and init, a new key's state (borrowed): runs the
+ * thread's function on the key's state, puts the new state at the key,
+ * yields the output.  Consumes args. */
+int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, size_t nargs, stc_value *args,
+                         ir_loc loc, stc_value *out);
+
+/* For the runtime's shards (src/flow/shards.c): the key of a call of
+ * keyed thread t, as the call would see it: of its args (consumed,
+ * adapted as the call adapts them), or of keyed call e with its args
+ * evaluated in fr. */
+int stc__eval_keyed_key_of(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc, stc_value *key);
+int stc__eval_keyed_key(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *key);
+/* One element x (consumed) of smap: thread(x), or the function value fnv
+ * (borrowed) applied to x, as the evaluator's smap runs it at loc. */
+int stc__eval_smap_apply(eval_ctx *cx, int thread, stc_value fnv, stc_value x, ir_loc loc, stc_value *out);
 
 /* Moves nargs args into the k values dst[0..k-1] as a function of k params
  * takes them (docs/LANGUAGE.md 4): k args pass directly; one k-tuple to k >= 2

@@ -50,9 +50,6 @@ static bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to
 
 /* ---- words ----------------------------------------------------------------- */
 
-/* ASCII whitespace: space, \t \n \v \f \r. */
-bool stc__str_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-
 /* The next word of d[0..len) at or after *i: its bounds, false when none. */
 static bool str_next_word(const char *d, size_t len, size_t *i, size_t *from, size_t *to)
 {

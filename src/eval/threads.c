@@ -116,7 +116,9 @@ static bool eval_same_value(stc_value a, stc_value b)
 stc_value stc__eval_state_take(eval_ctx *cx, int t)
 {
     eval_tstate *st = &cx->states[t];
-    if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return stc_value_retain(st->value);
+    /* val_retain: the public stc_value_retain marks the value shared (a
+     * host's), after which every count change on it is atomic. */
+    if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return val_retain(st->value);
     stc_value v = st->value;
     st->value = eval_unit; /* until stc__eval_thread_result stores the new state */
     return v;
@@ -131,20 +133,25 @@ int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc
         return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' did not return a pair",
                           th->name);
     }
+    stc_value o = val_retain(val_seq_items(pair)[0]), next = val_retain(val_seq_items(pair)[1]);
+    val_release(pair);
+    stc__eval_thread_store(cx, t, o, next, out);
+    return 0;
+}
+
+void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out)
+{
     eval_tstate *st = &cx->states[t];
-    *out = val_retain(val_seq_items(pair)[0]);
-    stc_value next = val_seq_items(pair)[1];
+    *out = o;
     if (eval_same_value(next, st->value)) {
         /* The state came back unchanged (a read-only thread): no write, so
          * the parallel runtime may run such calls on several workers. */
-        val_release(pair);
-        return 0;
+        val_release(next);
+        return;
     }
     stc_value old = st->value;
-    st->value = val_retain(val_seq_items(pair)[1]);
+    st->value = next;
     val_release(old);
-    val_release(pair);
-    return 0;
 }
 
 static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
@@ -329,6 +336,8 @@ int stc__eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
         for (size_t i = 0; i < nargs; i++) val_release(args[i]);
         rc = stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: thread '%s' called without states",
                         th->name);
+    } else if (th->keyed) {
+        rc = stc__eval_keyed_call(cx, t, &cx->states[t].value, cx->states[t].init, nargs, args, loc, out);
     } else if (th->kind == THREAD_LANG) {
         rc = eval_call_lang(cx, t, nargs, args, loc, out);
     } else {
@@ -346,6 +355,7 @@ void stc__eval_states_free(const ir_program *p, eval_tstate *st)
     for (int i = 0; i < p->nthreads; i++) {
         const ir_thread *th = p->threads[i];
         val_release(st[i].value);
+        val_release(st[i].init);
         if (st[i].cstate) {
             if (st[i].ready && th->cdef && th->cdef->state_free)
                 th->cdef->state_free(st[i].cstate, th->cdef->user);
@@ -358,6 +368,16 @@ void stc__eval_states_free(const ir_program *p, eval_tstate *st)
 /* Initialises thread i's state from its init value (v borrowed, or NULL). */
 static int eval_state_init(eval_ctx *cx, const ir_thread *th, eval_tstate *st, const stc_value *v)
 {
+    if (th->keyed) { /* no key seen yet: the empty map; init is each new key's state */
+        st->value = stc__val_map_new();
+        if (st->value.tag == STC_T_INVALID) {
+            st->value = eval_unit;
+            return stc__eval_oom(cx, th->loc);
+        }
+        st->init = v ? val_retain(*v) : eval_unit;
+        st->ready = true;
+        return 0;
+    }
     if (th->kind == THREAD_LANG) {
         st->value = v ? val_retain(*v) : eval_unit;
         st->ready = true;
@@ -391,7 +411,7 @@ int stc__eval_states_init(eval_ctx *cx, eval_tstate **out)
         if (slots != small) free(slots);
         return stc__eval_oom(cx, none);
     }
-    for (size_t i = 0; i < n; i++) st[i].value = eval_unit;
+    for (size_t i = 0; i < n; i++) st[i].value = st[i].init = eval_unit;
     for (size_t i = 0; i < nslots; i++) slots[i] = eval_unit;
     eval_frame fr = {slots, NULL};
     const char *saved = cx->thread;

@@ -172,7 +172,7 @@ static bool flow_is_split(flow_info *fi, const ir_thread *th)
 {
     if (th->kind == THREAD_C)
         return th->cdef && th->cdef->access == STC_INDEPENDENT && th->cdef->output_fn && th->cdef->state_fn;
-    if (th->kind != THREAD_LANG || th->fun < 0 || th->fun >= fi->p->nfuns) return false;
+    if (th->kind != THREAD_LANG || th->keyed || th->fun < 0 || th->fun >= fi->p->nfuns) return false;
     const ir_fun *fn = fi->p->funs[th->fun];
     const ir_expr *body = fn->body;
     if (fn->nparams < 1 || fn->ncaptures || !body || body->kind != IR_TUPLE || body->u.agg.nitems != 2)
@@ -254,6 +254,7 @@ flow_info *stc__flow_info_new(const ir_program *p)
     if (!fi) return NULL;
     fi->p = p;
     fi->nwords = (p->nthreads + 63) / 64;
+    fi->nshards = FLOW_GRAPH_SHARDS; /* the runtime sets its own */
     if (!(fi->mem = stc__arena_new())) goto oom;
     size_t nf = p->nfuns > 0 ? (size_t)p->nfuns : 0, nt = p->nthreads > 0 ? (size_t)p->nthreads : 0;
     fi->fun_sets = stc__arena_alloc(fi->mem, (nf + 1) * sizeof *fi->fun_sets);
@@ -268,7 +269,7 @@ flow_info *stc__flow_info_new(const ir_program *p)
         fi->thread_sets[i] = flow_set_new(fi);
         if (th->kind == THREAD_C) {
             fi->readonly[i] = th->cdef && (th->cdef->access == STC_READS || th->cdef->access == STC_PURE);
-        } else if (th->fun >= 0 && th->fun < p->nfuns) {
+        } else if (th->fun >= 0 && th->fun < p->nfuns && !th->keyed) { /* keyed: a new key is a write */
             const ir_fun *fn = p->funs[th->fun];
             fi->readonly[i] = fn->nparams >= 1 && fn->body &&
                               flow_returns_state(fn->body, fn->params[fn->nparams - 1]);

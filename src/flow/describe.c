@@ -19,7 +19,11 @@ static const char *flow_step_label(const flow_info *fi, const flow_step *s, bool
     case FS_DESTRUCT: return NULL;
     case FS_SPLIT_OUT:
     case FS_SPLIT_STATE:
-    case FS_CALL_C: *is_thread = true; return p->threads[s->thread]->name;
+    case FS_CALL_C:
+    case FS_KEYED:
+    case FS_IKEYED: *is_thread = true; return p->threads[s->thread]->name;
+    case FS_SHARD:
+    case FS_ISHARD: return "shard";
     case FS_EVAL: break;
     }
     const ir_expr *e = s->e;
@@ -54,6 +58,7 @@ void stc__flow_stage_describe(const flow_info *fi, const flow_plan *pl, int stag
     for (int i = 0; i < nseen; i++) stc__buf_printf(out, "%s%s", i ? " + " : "", seen[i]);
     if (more) stc__buf_printf(out, " + ...");
     if (!nseen) stc__buf_printf(out, st->serial ? "serial" : "pure");
+    if (st->nshards) stc__buf_printf(out, " [shard %d/%d]", st->shard + 1, st->nshards);
 }
 
 /* Short words for what kind of stage this is. */
@@ -69,6 +74,7 @@ const char *stc__flow_stage_kind(const flow_info *fi, const flow_plan *pl, int s
         splits += s->kind == FS_SPLIT_STATE || s->kind == FS_SPLIT_OUT;
         selects += s->kind == FS_SELECT_IF || s->kind == FS_SELECT_CASE;
     }
+    if (st->nshards) return "serial, keyed shard";
     if (st->serial) {
         if (thread_steps > 1 || (st->count > 1 && thread_steps == 1 && selects)) return "serial, fused segment";
         if (splits) return "serial, state fold (g x h)";
@@ -109,6 +115,11 @@ void stc__flow_stage_kind_why(const flow_info *fi, const flow_plan *pl, int stag
     const flow_stage *st = &pl->stages[stage];
     stc__buf_puts(out, stc__flow_stage_kind(fi, pl, stage));
     if (!st->serial) return;
+    if (st->why) { /* a keyed call that is not sharded (shards.c) */
+        stc__buf_printf(out, " (keyed thread %s %s)", st->why_thread >= 0 ? fi->p->threads[st->why_thread]->name : "?",
+                        st->why);
+        return;
+    }
     for (int k = st->first; k < st->first + st->count; k++) {
         buf why = BUF_INIT;
         bool found = flow_step_why(fi, &pl->steps[k], &why);

@@ -15,6 +15,7 @@
  * one reported, which is the reference evaluator's error. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +30,18 @@
 
 void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index)
 {
+    stc__flow_record_error_at(job, cx, index, LLONG_MAX);
+}
+
+void stc__flow_record_error_at(flow_job *job, eval_ctx *cx, long long index, long long sub)
+{
     eval_err err = stc__eval_error_take(cx);
     pthread_mutex_lock(&job->err_lock);
-    if (job->err_index < 0 || index < job->err_index) {
+    if (job->err_index < 0 || index < job->err_index || (index == job->err_index && sub < job->err_sub)) {
         free(job->err.message);
         job->err = err;
         job->err_index = index;
+        job->err_sub = sub;
     } else {
         free(err.message);
     }
@@ -216,7 +223,10 @@ static int flow_skips_init(flow_job *job)
             int sel = -1;
             for (int j = 0; g >= 0 && j < nsteps && sel < 0; j++) {
                 const flow_step *x = &pl->steps[j];
-                int nalts = x->kind == FS_SELECT_IF ? 2 : x->kind == FS_SELECT_CASE ? x->e->u.cas.nalts : 0;
+                int nalts = x->kind == FS_SELECT_IF     ? 2
+                            : x->kind == FS_SELECT_CASE ? x->e->u.cas.nalts
+                            : x->kind == FS_SHARD || x->kind == FS_ISHARD ? x->nshards
+                                                        : 0;
                 if (nalts && g >= x->flag0 && g < x->flag0 + nalts) sel = stage_of[j];
             }
             if (sel < 0 || sel >= t) at = -1; /* unguarded, or decided in this very stage */
@@ -268,6 +278,12 @@ static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int t
         rt->stats.smaps_sequential++; /* one serial stage: the evaluator is as good */
         return EVAL_DECLINED;
     }
+    if (!stc__flow_shards_worth(*pl, cx, n)) {
+        /* splitting and merging a keyed thread's map would cost more than
+         * the items (shards.c) */
+        rt->stats.smaps_sequential++;
+        return EVAL_DECLINED;
+    }
     if ((*pl)->call_depth >= 0 && cx->depth + (*pl)->call_depth >= EVAL_MAX_DEPTH) {
         /* A call planned in place would reach the depth limit, which only
          * the evaluator checks at its calls: it runs the smap. */
@@ -302,7 +318,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
 {
     *job = (flow_job){.rt = rt, .plan = pl, .items = s ? NULL : xs->items, .start = s ? 0 : xs->start,
                       .n = s ? SIZE_MAX : xs->n, .stream = s, .out = out, .base_depth = cx->depth,
-                      .loc = e->u.call.callee_loc, .thread = cx->thread, .prof = prof, .err_index = -1};
+                      .loc = e->u.call.callee_loc, .thread = cx->thread, .prof = prof, .err_index = -1, .err_sub = LLONG_MAX};
     if (pl->fn) {
         job->caps = val_as_func(fnv)->caps;
         job->ncaps = pl->fn->ncaptures;
@@ -388,9 +404,16 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     flow_job job;
     flow_job_init(&job, rt, cx, e, pl, prof, fnv, xs, s, s ? NULL : val_seq_items(result));
     int tokens = flow_tokens(rt, pl, s != NULL);
-    uint64_t start = flow_now_ns();
-    rc = flow_job_run(&job, tokens);
-    stc__flow_note_pipeline(rt, use, flow_now_ns() - start);
+    rc = stc__flow_shards_split(&job, cx);
+    if (rc == 0) {
+        uint64_t start = flow_now_ns();
+        rc = flow_job_run(&job, tokens);
+        stc__flow_note_pipeline(rt, use, flow_now_ns() - start);
+        int mrc = stc__flow_shards_merge(&job, cx);
+        if (mrc != 0 && job.err_index < 0) rc = -1; /* out of memory (cx has the error) */
+    } else {
+        stc__flow_shards_merge(&job, cx);
+    }
     flow_job_fini(&job);
     flow_job_count(&job, tokens, count);
     if (rc != 0 && job.err_index < 0) {

@@ -55,6 +55,7 @@ typedef struct flow_info {
     bool *split;         /* per thread: a lang g x h thread (see compile.c) */
     bool *fun_smap;      /* per top-level function: calling it may run an smap */
     bool *fun_recursive; /* per top-level function: on a cycle of direct calls (calls.c) */
+    int nshards;         /* shards of a keyed thread's stage (shards.c); < 2: none */
 } flow_info;
 
 static inline flow_set flow_set_none(void) { return (flow_set){false, NULL}; }
@@ -92,8 +93,14 @@ typedef enum flow_step_kind {
     FS_DESTRUCT,    /* let-tuple e: bind its binders from the tuple in slots[src] */
     FS_SPLIT_OUT,   /* g x h thread: slots[dst] = output part, from the args */
     FS_SPLIT_STATE, /* g x h thread: state = state part of the current state */
-    FS_CALL_C       /* slots[dst] = C thread `thread` called on slots[args[0]] (the
+    FS_CALL_C,      /* slots[dst] = C thread `thread` called on slots[args[0]] (the
                        common case of FS_EVAL, without the evaluator's call path) */
+    FS_SHARD,       /* keyed call e: flags[flag0 + hash(key) % nshards] = 1 (shards.c) */
+    FS_KEYED,       /* slots[dst] = keyed call e on shard map shard_map (shards.c) */
+    FS_ISHARD,      /* inner smap e of a keyed call: its list, keys and shards into
+                       the temporaries from src, flags as FS_SHARD (shards.c) */
+    FS_IKEYED       /* inner smap e: the elements of shard guard - flag0 on its map;
+                       the last shard puts the results in slots[dst] (shards.c) */
 } flow_step_kind;
 
 typedef struct flow_step {
@@ -106,6 +113,8 @@ typedef struct flow_step {
     const int *args;  /* SPLIT_OUT, CALL_C: slots of the thread's inputs */
     int nargs;
     int depth;        /* evaluator depth for e, relative to the smap's */
+    int nshards;      /* FS_SHARD: the flags flag0 .. flag0 + nshards - 1 it chooses from */
+    int shard_map;    /* FS_KEYED: the job's shard map it runs on (flow_plan.shard_thread) */
     int base;         /* e's frame starts at this slot of the item's frame: 0 for the
                          mapped function's body, a callee's block for a body planned
                          in place of its call; src, dst and args are item slots */
@@ -115,6 +124,10 @@ typedef struct flow_step {
 typedef struct flow_stage {
     int first, count; /* steps */
     bool serial;
+    int shard, nshards; /* a keyed thread's shard stage: shard of nshards (else nshards 0) */
+    const char *why;    /* a serial stage with a call of keyed thread why_thread not
+                           sharded: why (or NULL) */
+    int why_thread;
 } flow_stage;
 
 typedef struct flow_plan {
@@ -129,6 +142,8 @@ typedef struct flow_plan {
     flow_stage *stages;
     int nstages;
     int nserial;          /* serial stages */
+    int nshard_maps;      /* keyed threads' shard maps (shards.c) */
+    const int *shard_thread; /* per shard map: its keyed thread (nshards maps in a row each) */
     int call_depth;       /* deepest depth (relative) of a call planned in place, where
                              the evaluator checks the depth limit; -1: none */
     uint64_t remote_ok;   /* bit t: stage t may run on a remote executor (remote.c) */
@@ -150,6 +165,16 @@ void stc__flow_remote_server_free(flow_remote_server *s);
 /* The plan for smap node `smap` mapping fn (or thread when fn is NULL).
  * NULL when out of memory. */
 flow_plan *stc__flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread);
+
+/* Shards of a keyed stage for a runtime of `workers` workers (one per
+ * worker, at most FLOW_MAX_SHARDS), and in `stc graph`'s plans. */
+#define FLOW_MAX_SHARDS 8
+#define FLOW_GRAPH_SHARDS 2
+int stc__flow_shards_for(int workers);
+
+/* Splits each serial stage that is one call of a keyed thread into
+ * fi->nshards serial shard stages (shards.c); -1 when out of memory. */
+int stc__flow_shard_plan(flow_info *fi, flow_plan *pl);
 
 /* ---- Names for users (describe.c) ------------------------------------------- */
 

@@ -100,7 +100,7 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
         graph_quote(b, kind_text ? kind_text : "?");
         free(kind_text);
         stc__buf_printf(b, "%s · line %d\", shape=%s, fillcolor=\"%s\"%s];\n",
-                   stc__flow_stage_guarded(pl, s) ? ", branch" : "",
+                   stc__flow_stage_guarded(pl, s) && !pl->stages[s].nshards ? ", branch" : "",
                    stc__flow_stage_line(pl, s), serial ? "box" : "box3d", serial ? "#f4cccc" : "#d9ead3",
                    stc__flow_stage_guarded(pl, s) ? ", style=\"rounded,filled,dashed\"" : "");
     }

@@ -47,6 +47,10 @@ typedef struct flow_job {
      * of a batch needs it (-1: always needed), and its guard flags are
      * skip_flags[skip_first[t] .. skip_first[t + 1]). */
     int *decided_at, *skip_first, *skip_flags;
+    /* The keyed threads' shard maps (plan->nshard_maps; shards.c): map m is
+     * owned by the one serial stage whose FS_KEYED step runs on it. */
+    stc_value *shard_maps;
+    struct eval_tstate *wstates; /* per worker: a copy of main's states for shard steps */
     /* ---- */
     size_t next;              /* next item to hand out (the source is serial) */
     bool src_end, src_failed; /* streams: the source ended / failed (the source's) */
@@ -55,6 +59,7 @@ typedef struct flow_job {
     atomic_llong peak;        /* atomic */
     pthread_mutex_t err_lock;
     long long err_index;      /* earliest failing item, -1 (err_lock) */
+    long long err_sub;        /* and element of its inner smap, LLONG_MAX: none (err_lock) */
     /* Released batch blocks, for the source to reuse: one block per token
      * at most, so a stream's memory does not creep as glibc places blocks
      * of ever-changing sizes (the batch size adapts) among the values. */
@@ -69,6 +74,28 @@ static inline uint64_t flow_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* Splits the keyed threads' maps (main's states, cx) into the job's shard
+ * maps before the run, and merges them back after it (shards.c). */
+int stc__flow_shards_split(flow_job *job, eval_ctx *cx);
+/* Whether an smap of n items (SIZE_MAX: a stream) is worth the split and
+ * the merge of its keyed threads' maps: their keys are few beside n. */
+bool stc__flow_shards_worth(const flow_plan *pl, const eval_ctx *cx, size_t n);
+int stc__flow_shards_merge(flow_job *job, eval_ctx *cx);
+
+/* A step's return value: the item failed and the job has its error. */
+#define FLOW_RECORDED 3
+
+/* The shard steps (shards.c; flow_step kinds FS_KEYED, FS_ISHARD, FS_IKEYED). */
+int stc__flow_keyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots);
+int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots,
+                         uint8_t *flags);
+int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_value *slots);
+
+/* Keeps the error in cx (taken) as the job's if (index, sub) is the
+ * earliest failing so far: sub orders the elements of an item's inner smap
+ * run by shards (exec.c). */
+void stc__flow_record_error_at(flow_job *job, eval_ctx *cx, long long index, long long sub);
 
 /* Keeps the error in cx (taken: cx is ready for the next item) as the
  * job's if item index is the earliest failing so far (exec.c). */

@@ -1,5 +1,5 @@
 /* remote.c - replicated stages run by another process (stc_remote in
- * include/stc.h; docs/DESIGN.md 7b).
+ * include/stc.h; docs/DESIGN.md 7c).
  *
  * A worker at a stage that may go remote (flow_plan.remote_ok) encodes the
  * batch as a request, hands it to the host's transport and waits for the
@@ -11,13 +11,15 @@
  * had run here: the frames replace the batch's, an error is recorded for
  * its item, so the earliest failing item still wins.
  *
- * Request:  "STCq" smap fn stage base_depth first n nslots nflags ncaps
- *           thread+1, the captures, then per item: dead byte, and for a
+ * Request:  "STCq" smap fn nshards stage base_depth first n nslots nflags
+ *           ncaps thread+1, the captures, then per item: dead byte, and for a
  *           live item its flags and slots ncaps..nslots-1.
  * Reply:    "STCa" nran, then per live item of the request: 0, its flags
  *           and slots; or 1 and the item's error (code, message, line,
  *           col, thread+1, item), which ends the reply.
- * Numbers are LEB128 varints, values wire.h's.  A frame travels whole
+ * nshards is the runtime's fi->nshards (keyed threads' shard stages
+ * depend on the worker count): the server builds its plan with the same,
+ * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.  A frame travels whole
  * (captures once per batch): simple and always right, but a big item
  * goes both ways; sending only the slots the stage reads and writes is
  * the next step. */
@@ -233,7 +235,7 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
     const flow_plan *pl = job->plan;
     const flow_remote_names *nm = job->rt->rnames;
     stc__buf_put(out, "STCq", 4);
-    uint64_t head[] = {(uint64_t)smap, (uint64_t)fn, (uint64_t)stage, (uint64_t)job->base_depth, b->first,
+    uint64_t head[] = {(uint64_t)smap, (uint64_t)fn, (uint64_t)job->rt->fi->nshards, (uint64_t)stage, (uint64_t)job->base_depth, b->first,
                        (uint64_t)b->n, (uint64_t)pl->nslots, (uint64_t)pl->nflags, (uint64_t)job->ncaps,
                        (uint64_t)(thread_number(job->rt->p, job->thread) + 1)};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++) stc__val_wire_put_uvarint(out, head[i]);
@@ -392,6 +394,7 @@ struct flow_remote_server {
     flow_info *fi;
     flow_remote_names *names;
     flow_plan **plans; /* by smap x function, made at first use */
+    int *plan_shards;  /* the fi->nshards each was made with */
     int nfuns;
     bool cx_ready;
     eval_ctx cx;
@@ -407,8 +410,9 @@ flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
     if (s->names) {
         s->nfuns = (int)s->names->ft.n;
         s->plans = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->plans);
+        s->plan_shards = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->plan_shards);
     }
-    if (!s->fi || !s->names || !s->plans) {
+    if (!s->fi || !s->names || !s->plans || !s->plan_shards) {
         stc__flow_remote_server_free(s);
         return NULL;
     }
@@ -422,6 +426,7 @@ void stc__flow_remote_server_free(flow_remote_server *s)
     if (!s) return;
     if (s->cx_ready) stc__eval_ctx_fini(&s->cx);
     free(s->plans); /* the plans are in fi->mem */
+    free(s->plan_shards);
     stc__flow_remote_names_free(s->names);
     stc__flow_info_free(s->fi);
     free(s);
@@ -451,15 +456,19 @@ int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, v
     rd r = {req, len, 0, 0};
     const uint8_t *magic = rd_bytes(&r, 4);
     if (!magic || memcmp(magic, "STCq", 4) != 0) return STC_EINVAL;
-    uint64_t smap = rd_uv(&r), fn = rd_uv(&r), stage = rd_uv(&r), depth = rd_uv(&r), first = rd_uv(&r),
+    uint64_t smap = rd_uv(&r), fn = rd_uv(&r), nshards = rd_uv(&r), stage = rd_uv(&r), depth = rd_uv(&r), first = rd_uv(&r),
              n = rd_uv(&r), nslots = rd_uv(&r), nflags = rd_uv(&r), ncaps = rd_uv(&r), th = rd_uv(&r);
     if (r.rc || smap >= (uint64_t)s->names->nsmaps || fn >= (uint64_t)s->nfuns || depth >= EVAL_MAX_DEPTH ||
-        th > (uint64_t)s->p->nthreads || n > len || first > (uint64_t)1 << 62)
+        th > (uint64_t)s->p->nthreads || n > len || first > (uint64_t)1 << 62 || nshards < 1 ||
+        nshards > (uint64_t)stc__flow_shards_for(STC_MAX_WORKERS))
         return STC_EINVAL;
-    flow_plan **slot = &s->plans[smap * (uint64_t)s->nfuns + fn];
-    if (!*slot) {
+    size_t at = smap * (uint64_t)s->nfuns + fn;
+    flow_plan **slot = &s->plans[at];
+    if (!*slot || s->plan_shards[at] != (int)nshards) { /* (a new plan per worker count: one per run) */
         const ir_fun *f = s->names->ft.funs[fn];
+        s->fi->nshards = (int)nshards;
         if (!(*slot = stc__flow_plan_build(s->fi, s->names->smaps[smap], f, -1))) return STC_ENOMEM;
+        s->plan_shards[at] = (int)nshards;
     }
     const flow_plan *pl = *slot;
     if (stage >= (uint64_t)pl->nstages || stage >= 64 || !(pl->remote_ok >> stage & 1) ||

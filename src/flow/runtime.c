@@ -32,6 +32,7 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
         free(rt);
         return NULL;
     }
+    rt->fi->nshards = stc__flow_shards_for(o->workers);
     atomic_init(&rt->remote_batches, 0);
     atomic_init(&rt->remote_sent, 0);
     atomic_init(&rt->remote_received, 0);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "flow/job.h"
+#include "value/map.h"
 #include "value/value.h"
 
 static void flow_store(stc_value *slot, stc_value v)
@@ -30,6 +31,17 @@ FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, stc_val
     stc_value t = slots[s->src];
     slots[s->src] = stc_value_unit();
     return eval_let_bind(cx, s->e, fr, t);
+}
+
+/* A keyed call's shard: the flag of the shard its key hashes to. */
+FLOW_NOINLINE static int flow_shard_choose(eval_ctx *cx, const flow_step *s, eval_frame *fr, uint8_t *flags)
+{
+    stc_value key;
+    int rc = stc__eval_keyed_key(cx, s->e, fr, &key);
+    if (rc) return rc;
+    flags[s->flag0 + (int)(stc__val_key_hash(key) % (uint64_t)s->nshards)] = 1;
+    val_release(key);
+    return 0;
 }
 
 static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, uint8_t *flags)
@@ -82,6 +94,10 @@ static int flow_step_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         if ((rc = eval_call_c(cx, s->thread, &slots[s->args[0]], s->e->u.call.callee_loc, &v))) return rc;
         flow_store(&slots[s->dst], v);
         return 0;
+    case FS_SHARD: return flow_shard_choose(cx, s, fr, flags);
+    case FS_KEYED: return stc__flow_keyed_run(job, cx, s, fr, slots);
+    case FS_ISHARD: return stc__flow_ishard_run(job, cx, s, fr, slots, flags);
+    case FS_IKEYED: return stc__flow_ikeyed_run(job, cx, s, slots);
     }
     return stc__eval_error(cx, STC_ERUNTIME, s->e->loc, "internal error: bad step");
 }
@@ -140,7 +156,10 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
             }
         }
         nran += ran;
-        if (rc) {
+        if (rc == FLOW_RECORDED) { /* an inner smap's shards recorded the error */
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            status = SCHED_STOP;
+        } else if (rc) {
             stc__eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
             stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
             memset(b->dead + i, 1, (size_t)(b->n - i));

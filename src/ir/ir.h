@@ -218,6 +218,9 @@ struct ir_expr {
     ir_type *type;        /* (stc__types_check) */
     bool move;            /* IR_VAR as the map of put/remove/update: the variable's last
                              use, its value may be moved out of the frame (stc__ir_mark_moves) */
+    uint8_t xop;          /* (stc__eval_prepare, src/eval/prepare.c) the evaluator's specialised
+                             form of this node (EVAL_X_* in src/eval/eval_internal.h); 0, the
+                             generic one, on nodes made later (zeroed) or not specialised */
     ir_expr *a, *b, *c;   /* sub-expressions, per kind above */
     union {
         stc_value lit;    /* IR_LIT: owned via an stc__arena_on_free hook */
@@ -299,6 +302,11 @@ typedef struct ir_thread {
     ir_type *state_type; /* C thread without a declared state_type: unit */
     stc_access access;   /* declared (C) or inferred (lang; STC_WRITES until the
                             flow compiler's analysis refines it) */
+    bool keyed;          /* `keyed thread` (docs/LANGUAGE.md, keyed threads): THREAD_LANG
+                            whose function takes the key first; its state is the map
+                            key -> that key's state, and init is a new key's state */
+    ir_type *key_type;   /* keyed (stc__types_check): the key type K */
+    ir_type *key_state_type; /* keyed: S, one key's state; state_type is {K: S} */
     bool state_moves;    /* (stc__ir_mark_moves) THREAD_LANG whose function calls no thread
                             and no function value, and not read-only (every path
                             returning the state): its calls never overlap, so its state

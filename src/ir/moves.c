@@ -195,8 +195,9 @@ static void moves_threads(ir_program *p)
         ir_thread *th = p->threads[i];
         if (th->kind != THREAD_LANG || th->fun < 0 || th->fun >= p->nfuns) continue;
         const ir_fun *fn = p->funs[th->fun];
+        /* a keyed thread always writes its map (a new key), never runs replicated */
         th->state_moves = !calls[th->fun] && fn->nparams >= 1 && fn->body &&
-                          !moves_returns_state(fn->body, fn->params[fn->nparams - 1]);
+                          (th->keyed || !moves_returns_state(fn->body, fn->params[fn->nparams - 1]));
     }
     free(calls);
 }

@@ -185,6 +185,14 @@ static void resolve_bind_threads(resolve_st *r)
                             "function '%s' has no parameters and cannot be a thread (its last "
                             "parameter is the state)", t->target);
             if (!t->init) resolve_err(r, t->loc, "thread '%s' needs an init value", t->name);
+            if (t->keyed && p->funs[f]->nparams == 1)
+                resolve_err(r, t->target_loc,
+                            "function '%s' of keyed thread '%s' takes 1 parameter, but needs the key "
+                            "first and the state last", t->target, t->name);
+        } else if (t->keyed && t->target && stc__ir_cthread_find(p->env, t->target)) {
+            resolve_err(r, t->target_loc,
+                        "keyed thread '%s' cannot run C thread '%s': a keyed thread's function is "
+                        "an STCLang function", t->name, t->target);
         } else if (t->target && (ct = stc__ir_cthread_find(p->env, t->target)) != NULL) {
             const stc_thread_def *def = &ct->def;
             t->kind = THREAD_C;

@@ -68,7 +68,20 @@ static void types_lang_thread(types_ck *ck, ir_thread *th)
                        state, pair->args[1]);
         return;
     }
-    ir_type *want[3] = {in, pair->args[0], state}, *have[3] = {th->in_type, th->out_type, th->state_type};
+    if (th->keyed && k >= 2) { /* f(key, inputs..., state): the key is a map key */
+        rc = stc__types_unify(ck, th->key_type, P->args[0]);
+        if (rc) {
+            char tn[112];
+            stc__types_esc(tn, sizeof tn, th->name);
+            stc__types_fail_fmt(ck, th->loc, rc,
+                           stc__types_fmt("the key of keyed thread '%s' (the first parameter of '%s') has type "
+                                     "%%s, which cannot be a key (%%s)", tn, nm),
+                           P->args[0], th->key_type);
+            return;
+        }
+    }
+    ir_type *have_state = th->keyed ? th->key_state_type : th->state_type;
+    ir_type *want[3] = {in, pair->args[0], state}, *have[3] = {th->in_type, th->out_type, have_state};
     static const char *const what[3] = {"input", "output", "state"};
     for (int i = 0; i < 3; i++) {
         rc = stc__types_unify(ck, have[i], want[i]);
@@ -283,13 +296,14 @@ static void types_toplevel(types_ck *ck)
         ck->cur_loc = stc__types_loc(th->init, th->loc);
         ir_type *t = stc__types_expr(ck, th->init, 0);
         if (!t) continue;
-        int rc = stc__types_unify(ck, th->state_type, t);
+        ir_type *state = th->keyed ? th->key_state_type : th->state_type; /* keyed: a new key's state */
+        int rc = stc__types_unify(ck, state, t);
         if (rc) {
             char nm[112];
             stc__types_esc(nm, sizeof nm, th->name);
             stc__types_fail_fmt(ck, stc__types_loc(th->init, th->loc), rc,
                            stc__types_fmt("init of thread '%s' has type %%s, but the state has type %%s", nm), t,
-                           th->state_type);
+                           state);
         }
     }
     ck->cur_loc = stc__types_loc(p->main, p->main_loc);
@@ -349,6 +363,12 @@ int stc__types_check(ir_program *p, stc_diags *d)
             th->in_type = stc__types_fresh(&ck);
             th->out_type = stc__types_fresh(&ck);
             th->state_type = stc__types_fresh(&ck);
+            if (th->keyed) { /* keyed_types: the state is the map of the keys' states */
+                th->key_type = stc__types_fresh_flag(&ck, TYF_EQ, "a keyed thread's key");
+                th->key_state_type = stc__types_fresh(&ck);
+                th->state_type = stc__types_map(&ck, th->key_type, th->key_state_type);
+                if (!th->key_type || !th->key_state_type) ck.oom = true;
+            }
             if (th->fun >= 0) {
                 next_thread[i] = first_thread[th->fun];
                 first_thread[th->fun] = i;

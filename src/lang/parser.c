@@ -3,12 +3,15 @@
  *   program := { decl }
  *   decl    := 'fun' NAME '(' [param {',' param}] ')' [':' type] '=' expr
  *            | 'thread' NAME '=' NAME ['init' expr]
+ *            | 'keyed' 'thread' NAME '=' NAME 'init' expr
  *            | 'main' '=' expr            (main is an ordinary identifier)
  *   param   := NAME [':' type]
  *
  * Only syntax is checked here: names, duplicates and arities are
  * stc__ir_resolve's job.  A declaration with an error is dropped and parsing
- * resumes at the next `fun`, `thread` or `main =` in column 1.
+ * resumes at the next `fun`, `thread`, `keyed thread` or `main =` in
+ * column 1.  `keyed` is a keyword only there (before `thread` at the start
+ * of a declaration), so it stays an ordinary name everywhere else.
  */
 #include <string.h>
 
@@ -21,10 +24,16 @@ static bool parse_at_main(parser *ps)
     return stc__parse_is_ident(ps, &ps->tok, "main") && stc__parse_peek(ps)->kind == TOK_ASSIGN;
 }
 
+/* `keyed` followed by `thread` */
+static bool parse_at_keyed(parser *ps)
+{
+    return stc__parse_is_ident(ps, &ps->tok, "keyed") && stc__parse_peek(ps)->kind == TOK_THREAD;
+}
+
 static bool parse_at_decl_col1(parser *ps)
 {
     if (ps->tok.col != 1) return false;
-    return ps->tok.kind == TOK_FUN || ps->tok.kind == TOK_THREAD || parse_at_main(ps);
+    return ps->tok.kind == TOK_FUN || ps->tok.kind == TOK_THREAD || parse_at_main(ps) || parse_at_keyed(ps);
 }
 
 /* An expression that ends a declaration, with its height checked. */
@@ -101,8 +110,10 @@ static void parse_fun(parser *ps)
     if (stc__ir_add_fun(ps->p, f) != 0) stc__parse_nomem(ps);
 }
 
-static void parse_thread(parser *ps)
+static void parse_thread(parser *ps, bool keyed)
 {
+    ir_loc kloc = parse_loc(&ps->tok);
+    if (keyed) stc__parse_advance(ps); /* keyed */
     stc__parse_advance(ps); /* thread */
     if (ps->tok.kind != TOK_IDENT) {
         stc__parse_expected(ps, "a thread name after 'thread'");
@@ -122,6 +133,13 @@ static void parse_thread(parser *ps)
     t->target_loc = parse_loc(&ps->tok);
     if (!(t->target = stc__parse_text(ps, &ps->tok))) return;
     stc__parse_advance(ps);
+    t->keyed = keyed;
+    if (keyed && ps->tok.kind != TOK_INIT) {
+        /* every key starts from the init value: it cannot be left out */
+        stc__parse_error_at(ps, kloc.line, kloc.col, "keyed thread '%s' needs 'init' (the state of a new key)",
+                            t->name);
+        return;
+    }
     if (stc__parse_accept(ps, TOK_INIT) && !(t->init = parse_decl_expr(ps))) return;
     if (stc__ir_add_thread(ps->p, t) != 0) stc__parse_nomem(ps);
 }
@@ -145,7 +163,8 @@ static void parse_main(parser *ps)
 static void parse_decl(parser *ps)
 {
     if (ps->tok.kind == TOK_FUN) parse_fun(ps);
-    else if (ps->tok.kind == TOK_THREAD) parse_thread(ps);
+    else if (ps->tok.kind == TOK_THREAD) parse_thread(ps, false);
+    else if (parse_at_keyed(ps)) parse_thread(ps, true);
     else if (stc__parse_is_ident(ps, &ps->tok, "main")) parse_main(ps);
     else stc__parse_expected(ps, "a declaration ('fun', 'thread' or 'main =')");
 }

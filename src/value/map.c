@@ -343,6 +343,25 @@ const stc_value *stc__val_map_find(stc_value m, stc_value k)
     return NULL;
 }
 
+bool stc__val_map_take(stc_value m, stc_value k, stc_value *v)
+{
+    val_map *h = (val_map *)m.as.obj;
+    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) != 1) return false;
+    val_map_node *n = h->root;
+    while (n) {
+        /* a node shared with another map: its value is that map's too */
+        if (atomic_load_explicit(&n->refs, memory_order_acquire) != 1) return false;
+        int c = stc__val_key_compare(k, n->key);
+        if (c == 0) {
+            *v = n->val;
+            n->val = stc_value_unit();
+            return true;
+        }
+        n = c < 0 ? n->left : n->right;
+    }
+    return false;
+}
+
 int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out)
 {
     *out = val_map_invalid;

@@ -45,11 +45,20 @@ typedef struct val_map {
  * values of one type may call it. */
 int stc__val_key_compare(stc_value a, stc_value b);
 
+/* A hash of a key agreeing with stc__val_key_compare (equal keys hash
+ * alike; keyhash.c); the runtime shards keyed threads by it. */
+uint64_t stc__val_key_hash(stc_value v);
+
 /* An empty map; INVALID when out of memory. */
 stc_value stc__val_map_new(void);
 static inline size_t val_map_len(stc_value m) { return ((const val_map *)m.as.obj)->n; }
 /* The value at key k (borrowed), or NULL. */
 const stc_value *stc__val_map_find(stc_value m, stc_value k);
+/* When m and the nodes on k's path are held once (by the caller), moves
+ * the value at k out into *v (owned), leaving unit there until the
+ * caller puts k again; else false and nothing changes.  So a keyed
+ * thread's per-key state is held once while its function updates it. */
+bool stc__val_map_take(stc_value m, stc_value k, stc_value *v);
 /* m with k bound to v (m, k, v consumed); 0 or STC_ENOMEM (*out INVALID). */
 int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out);
 /* m without k (m consumed, k borrowed); unchanged when k is absent. 0 or

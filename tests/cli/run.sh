@@ -465,6 +465,28 @@ helper_form value 'main = let g = fn y => h(f(y)) in smap(fn x => g(x), inputs(5
 begin "graph: a call through a function value is a serial stage, and it says why"
 got=$(main_stages value.stc)
 [ "$got" = '[call\nserial (calls a function value)] ' ] || bad "stages: $got"; end
+# Keyed threads in an smap run as shard stages (docs/DESIGN.md 7b).
+printf '%s\n' 'fun count(w, n) = (n + 1, n + 1)' 'keyed thread counts = count init 0' \
+    'fun main(lines) = smap(fn l => smap(counts, words(l)), lines)' >keyed.stc
+begin "graph: a keyed thread's inner smap is a shard stage per shard"
+got=$(main_stages keyed.stc)
+one='[shard\nreplicated] [counts [shard 1/2]\nserial, keyed shard] [counts [shard 2/2]\nserial, keyed shard] '
+[ "$got" = "$one$one" ] || bad "stages (the outer smap's, then the inner's): $got"; end
+awk 'BEGIN { for (i = 0; i < 3000; i++) print "w" (i % 13) " x" (i % 7) " w" (i % 5) }' >keyed.txt
+begin "keyed: the word count stream at 3 workers, --verify, profile and trace rows per shard"
+run run --verify --workers 3 --input keyed.txt keyed.stc; code_is 0; out_has 'counts = {"w0": '
+run run --workers 3 --profile --trace keyed.json --input keyed.txt keyed.stc; code_is 0
+err_has "counts [shard 1/3] (line 3)"; err_has "counts [shard 3/3] (line 3)"; err_has "serial, keyed shard"
+grep -q '"name": "counts \[shard 2/3\] (line 3)", "cat": "stage"' keyed.json || bad "no trace slice for shard 2"
+run run --reference --input keyed.txt keyed.stc; cp out keyed.ref
+run run --workers 2 --input keyed.txt keyed.stc; cmp -s out keyed.ref || bad "2 workers differ from the reference"; end
+printf '%s\n' 'fun count(w, n) = (n + 1, n + 1)' 'keyed thread c = count init 0' \
+    'main = smap(fn x => c(x % 3) + c(x % 5), range(0, 100))' >keyed2.stc
+begin "graph and profile: a keyed thread called twice is one serial stage, and they say why"
+got=$(main_stages keyed2.stc)
+case "$got" in *"serial, fused segment (keyed thread c shares its stage with other thread calls)"*) ;;
+    *) bad "stages: $got" ;; esac
+run run --workers 2 --profile keyed2.stc; code_is 0; err_has "keyed thread c shares its stage"; end
 for prog in "$SRC"/examples/*.stc "$SRC"/bench/paper/*.stc; do
     begin "graph, profile and trace work on $(basename "$prog")"
     run graph "$prog"; code_is 0; out_has "digraph stc {"

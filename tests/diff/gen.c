@@ -269,6 +269,8 @@ char *gen_program(uint64_t seed, gen_size size, gen_info *info)
      * changes, not the random draws). */
     bool tail_sumlist = ((z ^ (z >> 33)) >> 20) % 2 == 0;
     if (g->chains && !g->err_pending) g->err_pending = chance(g, 12);
+    g->krng = z ^ 0x6b657965642121ull;
+    g->keyed = krnd(g, 100) < 45;
     int n = 1 + rnd(g, g->size.threads);
     for (int i = 0; i < n; i++) add_thread(g, (tkind)gen_pick_weighted(g, kind_weight, K_COUNT));
     if (g->err_pending && chance(g, 40)) {
@@ -277,6 +279,13 @@ char *gen_program(uint64_t seed, gen_size size, gen_info *info)
     }
     for (int i = 0; i < g->nfn; i++) emit_fun(g, i);
     for (int i = 0; i < g->nth; i++) emit_thread(g, i);
+    if (g->keyed)
+        gen_sb_printf(&g->decl,
+                      "fun kf(k, x, s) = let v = (s * %d + x + k) %% " PRIME " in (v, v)\n"
+                      "keyed thread kt = kf init %d\n"
+                      "fun kcount(k, s) = (s * 7 + k, s + 1)\n"
+                      "keyed thread kc = kcount init 0\n",
+                      3 + krnd(g, 30), krnd(g, 100));
     g->npure = 1 + rnd(g, MAX_PURE);
     for (int i = 0; i < g->npure; i++) emit_pure(g, i);
     g->nwrap = gen_pick_simple(g, g->nth) >= 0 ? rnd(g, MAX_WRAP + 1) : 0;

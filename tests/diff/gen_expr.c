@@ -64,6 +64,34 @@ static void gen_leaf(gen *g)
     else emit(g, "%d", rnd(g, 100));
 }
 
+/* A keyed thread: kt(key, x) with a small int key, or an smap of one
+ * over a short list, by a lambda (the runtime's inner shards) or by the
+ * thread's name (kc, counting its int keys). */
+void gen_keyed(gen *g, int depth)
+{
+    int k = 2 + krnd(g, 5), d = depth - 1;
+    switch (krnd(g, 4)) {
+    case 0:
+    case 1:
+        emit(g, "kt(("); gen_int(g, d); emit(g, ") %% %d, ", k); gen_int(g, d); emit(g, ")");
+        break;
+    case 2: {
+        int w = fresh(g);
+        g->use_sumlist = true;
+        emit(g, "sumlist(smap(fn v%d => kt(v%d %% %d, v%d), [", w, w, k, w);
+        for (int i = 0, n = krnd(g, 5); i < n; i++) { if (i) emit(g, ", "); gen_int(g, d); }
+        emit(g, "]))");
+        break;
+    }
+    default:
+        g->use_sumlist = true;
+        emit(g, "sumlist(smap(kc, smap(fn v => v %% %d, [", k);
+        for (int i = 0, n = krnd(g, 5); i < n; i++) { if (i) emit(g, ", "); gen_int(g, d); }
+        emit(g, "])))");
+        break;
+    }
+}
+
 /* A thread call; a sum-valued thread is wrapped in a case over inl/inr. */
 void gen_call(gen *g, int t, int depth)
 {
@@ -274,7 +302,10 @@ void gen_int(gen *g, int depth)
     g->budget--;
     int saved = g->nenv, d = depth - 1, t, a, b;
     switch (gen_pick_weighted(g, x_weight, X_COUNT)) {
-    case X_CALL: gen_call(g, gen_pick_thread(g), depth); break;
+    case X_CALL:
+        if (g->keyed && krnd(g, 100) < 50) gen_keyed(g, depth);
+        else gen_call(g, gen_pick_thread(g), depth);
+        break;
     case X_TWICE:
         if ((t = gen_pick_simple(g, g->nth)) < 0) { gen_leaf(g); break; }
         if (chance(g, 50)) { emit(g, "t%d(t%d(", t, t); gen_int(g, d); emit(g, "))"); break; }

@@ -89,6 +89,11 @@ typedef struct gen {
     bool chains, in_chainfn;
     sbuf fdecl;
     int nchainfn, chainfn_arity[MAX_CHAINFN], nchains, chain_stage;
+    /* Keyed threads (kt, kc, gen_keyed): whether this program has them, and
+     * the stream their choices come from, of its own, so that a program
+     * without them is the one its seed gave before they were generated. */
+    bool keyed;
+    uint64_t krng;
 } gen;
 
 static inline uint64_t gen_next(gen *g)
@@ -119,5 +124,13 @@ void gen_sum(gen *g, int depth);            /* an int + int expression */
 void gen_error_site(gen *g);                /* a data-dependent runtime error (int) */
 void gen_nested(gen *g, int depth);         /* sumlist(smap(...)) or len(smap(...)) over a small list */
 void gen_main(gen *g);                      /* "main = ..." into g->body */
+void gen_keyed(gen *g, int depth);          /* a call of a keyed thread, or an smap of one (int) */
+static inline int krnd(gen *g, int n)
+{
+    uint64_t z = (g->krng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return n <= 0 ? 0 : (int)((z ^ (z >> 31)) % (uint64_t)n);
+}
 
 #endif

@@ -74,6 +74,10 @@ static int cval(const void *state, stc_value *out, void *user)
 }
 
 static const char *progs[] = {
+    /* keyed threads: a direct call's shards (string keys), an inner smap's, and one outside smap */
+    "fun acc(k, x, s) = (s + x, s + x)\nfun cnt(w, n) = (n + 1, n + 1)\n"
+    "keyed thread a = acc init 0\nkeyed thread c = cnt init 0\n"
+    "main = (smap(fn x => (a(str(x % 5), x), smap(fn w => c(w), [x % 3, x % 4])), range(0, 30)), a(\"1\", 2))\n",
     /* a pipeline with a branch and a string-carrying C thread */
     "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\n"
     "thread a = acc init 0\nthread b = acc init 1\nthread c = cthr init 5\n"
@@ -116,6 +120,9 @@ static const char *progs[] = {
 /* Stream programs (fun main(xs)): run with a source of 40 strs "0".."39"
  * and a sink that collects the results; source and sink allocate too. */
 static const char *stream_progs[] = {
+    /* keyed threads: an inner smap's shards, on a stream */
+    "fun cnt(w, n) = (n + 1, n + 1)\nkeyed thread c = cnt init 0\n"
+    "fun main(lines) = smap(fn l => smap(c, words(concat(l, \" x y\"))), lines)\n",
     "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\nthread a = acc init 0\n"
     "fun main(lines) = smap(fn l => concat(str(a(parse_int(l))), l), lines)\n",
     "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\nthread a = acc init 0\nthread b = acc init 1\n"

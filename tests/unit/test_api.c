@@ -423,3 +423,48 @@ TEST(api_shared_values_from_c_thread)
     stc_program_free(prog);
     stc_env_free(env);
 }
+
+/* A keyed thread's final state is a map the host reads with stc_map_*
+ * (docs/LANGUAGE.md, keyed threads), the same at 1 and 3 workers. */
+TEST(api_keyed_thread_final_state_is_a_map)
+{
+    const char *src = "fun count(w, n) = (n + 1, n + 1)\nkeyed thread counts = count init 0\n"
+                      "main = smap(fn l => smap(counts, words(l)), [\"a b a\", \"c a\", \"b\"])\n";
+    for (int workers = 1; workers <= 3; workers += 2) {
+        stc_program *prog = NULL;
+        CHECK_INT(stc_compile(NULL, src, strlen(src), "k.stc", &prog, NULL), 0);
+        if (!prog) return;
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = workers}, &res), 0);
+        CHECK_STR(stc_result_state_name(res, 0), "counts");
+        stc_value m = stc_result_state(res, 0);
+        CHECK_INT(m.tag, STC_T_MAP);
+        CHECK_INT((long long)stc_map_len(m), 3);
+        stc_value k = stc_value_new_str("a", 1);
+        CHECK_INT(stc_map_get(m, k).as.i, 3);
+        stc_value_release(k);
+        stc_map_iter it;
+        stc_value key, val;
+        long long total = 0;
+        stc_map_iter_init(&it, m);
+        while (stc_map_iter_next(&it, &key, &val)) total += val.as.i;
+        CHECK_INT(total, 6);
+        stc_result_free(res);
+        stc_program_free(prog);
+    }
+}
+
+/* A keyed thread over a C thread is refused at compile time, located. */
+TEST(api_keyed_thread_over_c_thread_refused)
+{
+    int freed = 0;
+    stc_env *env = env_with_summer(&freed);
+    const char *src = "keyed thread t = summer init 0\nmain = t(1)\n";
+    stc_program *prog = NULL;
+    stc_diags *d = NULL;
+    CHECK_INT(stc_compile(env, src, strlen(src), "k.stc", &prog, &d), STC_ECOMPILE);
+    CHECK(prog == NULL);
+    CHECK_CONTAINS(stc_diags_message(d, 0), "keyed thread 't' cannot run C thread 'summer'");
+    stc_diags_free(d);
+    stc_env_free(env);
+}

@@ -296,3 +296,38 @@ TEST(map_moves_last_use)
     check_moves("fun c(w, m) = (u(w), put(m, w, 1))\nfun d(x, s) = (x, s)\nthread t = c init {}\n"
                 "thread u = d init 0\nmain = t(1)", "M", false, __LINE__);
 }
+
+/* stc__val_map_take moves a value out of a map held once (a keyed
+ * thread's per-key state), and refuses when the map or a node on the
+ * key's path is shared; stc__val_key_hash agrees with the key order. */
+TEST(map_take_and_key_hash)
+{
+    stc_value m = stc__val_map_new();
+    for (int i = 0; i < 50; i++)
+        CHECK_INT(stc__val_map_put(m, stc_value_int(i), stc_value_new_str("v", 1), &m), 0);
+    stc_value v = stc_value_unit();
+    CHECK(stc__val_map_take(m, stc_value_int(7), &v));
+    CHECK_INT(v.tag, STC_T_STR);
+    CHECK_INT(stc__val_map_find(m, stc_value_int(7))->tag, STC_T_UNIT);
+    CHECK(!stc__val_map_take(m, stc_value_int(99), &v)); /* absent: v unchanged */
+    CHECK_INT(stc__val_map_put(m, stc_value_int(7), v, &m), 0);
+    stc_value shared = stc_value_retain(m);
+    stc_value w = stc_value_unit();
+    CHECK(!stc__val_map_take(m, stc_value_int(7), &w)); /* the header is shared */
+    CHECK_INT(w.tag, STC_T_UNIT);
+    stc_value m2 = stc_value_unit();
+    CHECK_INT(stc__val_map_put(shared, stc_value_int(1000), stc_value_int(1), &m2), 0); /* copies a path */
+    CHECK(!stc__val_map_take(m, stc_value_int(25), &w) || w.tag == STC_T_STR); /* m's root is shared now */
+    if (w.tag == STC_T_STR) CHECK_INT(stc__val_map_put(m, stc_value_int(25), w, &m), 0);
+    CHECK(stc__val_map_check(m));
+    CHECK(stc__val_map_check(m2));
+    stc_value_release(m);
+    stc_value_release(m2);
+    /* equal keys hash alike, whatever their sharing; -0.0 and 0.0 are different keys */
+    stc_value a = stc_value_new_str("word", 4), b = stc_value_new_str("word", 4);
+    CHECK(stc__val_key_hash(a) == stc__val_key_hash(b));
+    CHECK(stc__val_key_hash(stc_value_int(5)) == stc__val_key_hash(stc_value_int(5)));
+    CHECK(stc__val_key_hash(stc_value_float(0.0)) != stc__val_key_hash(stc_value_float(-0.0)));
+    stc_value_release(a);
+    stc_value_release(b);
+}

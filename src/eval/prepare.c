@@ -1,0 +1,120 @@
+/* prepare.c - chooses the evaluator's specialised form of each node
+ * (ir_expr.xop, EVAL_X_* in eval_internal.h) once per program, after
+ * stc__ir_resolve and stc__types_check: what the generic evaluator would
+ * decide again at every evaluation (the callee of a call, its frame
+ * layout, the shape of an operator's operands) is decided here.  The
+ * parallel runtime evaluates sub-expressions with stc__eval_expr, which
+ * reads the same marks, so every node stays runnable on its own. */
+#include "eval/eval_internal.h"
+
+/* Whether top-level call e can take eval.c's direct path: a known function
+ * (no captures), exactly its params, stc__ir_resolve's layout. */
+static bool prep_direct_call(const ir_program *p, const ir_expr *e)
+{
+    if (e->u.call.kind != CALL_FUN || e->u.call.tail) return false;
+    int idx = e->u.call.callee.index;
+    if (idx < 0 || idx >= p->nfuns) return false;
+    const ir_fun *fn = p->funs[idx];
+    if (fn->ncaptures > 0 || fn->nparams < 0 || e->u.call.nargs != fn->nparams) return false;
+    if (fn->nparams > fn->nslots) return false;
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i]->slot != i) return false;
+    return true;
+}
+
+/* The same for a call of an STCLang thread: its function takes the
+ * inputs and then the state. */
+static bool prep_thread_call(const ir_program *p, const ir_expr *e)
+{
+    if (e->u.call.kind != CALL_THREAD) return false;
+    int idx = e->u.call.callee.index;
+    if (idx < 0 || idx >= p->nthreads) return false;
+    const ir_thread *th = p->threads[idx];
+    if (th->kind != THREAD_LANG || th->fun < 0 || th->fun >= p->nfuns) return false;
+    const ir_fun *fn = p->funs[th->fun];
+    if (fn->ncaptures > 0 || fn->nparams < 1 || e->u.call.nargs != fn->nparams - 1) return false;
+    if (fn->nparams > fn->nslots) return false;
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i]->slot != i) return false;
+    return true;
+}
+
+static void prep_expr(const ir_program *p, ir_expr *e);
+
+/* A binop's left spine, bottom up: a node is specialised when its left
+ * operand is not a binop or a specialised one less than EVAL_X_SPINE deep (inline
+ * recursion on the C stack stays bounded; longer chains keep eval_chain).
+ * The loop keeps this pass's own recursion off the spine's length. */
+static void prep_binop(const ir_program *p, ir_expr *e)
+{
+    ir_chain ch; /* nodes[0] = e, nodes[i + 1] = nodes[i]->a */
+    if (!stc__ir_chain_init(&ch, e)) { /* out of memory: the generic forms */
+        stc__ir_chain_free(&ch);
+        return;
+    }
+    prep_expr(p, ch.nodes[ch.n - 1]->a);
+    int height = 0; /* of the specialised spine below the current node */
+    for (size_t i = ch.n; i-- > 0;) {
+        ir_expr *x = ch.nodes[i];
+        prep_expr(p, x->b);
+        bool left_ok = x->a->kind != IR_BINOP || (x->a->xop == EVAL_X_BINOP && height < EVAL_X_SPINE);
+        if (left_ok) {
+            x->xop = EVAL_X_BINOP;
+            height = x->a->kind == IR_BINOP ? height + 1 : 1;
+        } else {
+            height = 0;
+        }
+    }
+    stc__ir_chain_free(&ch);
+}
+
+static void prep_fun(const ir_program *p, ir_fun *fn)
+{
+    if (fn && fn->body) prep_expr(p, fn->body);
+}
+
+/* Recursion bounded by IR_MAX_DEPTH (the parser's and builder's nesting
+ * limit) except along binop chains, which prep_binop walks by loop. */
+static void prep_expr(const ir_program *p, ir_expr *e)
+{
+    if (!e) return;
+    switch (e->kind) {
+    case IR_LIT:
+    case IR_NAME:
+    case IR_VAR:
+    case IR_FUNREF:
+    case IR_THREADREF: return;
+    case IR_LAMBDA: prep_fun(p, e->u.fn); return;
+    case IR_LET:
+    case IR_LETTUPLE:
+    case IR_IF:
+    case IR_INL:
+    case IR_INR:
+    case IR_UNOP:
+        prep_expr(p, e->a);
+        prep_expr(p, e->b);
+        prep_expr(p, e->c);
+        return;
+    case IR_CASE:
+        prep_expr(p, e->a);
+        for (int i = 0; i < e->u.cas.nalts; i++) prep_expr(p, e->u.cas.alts[i].body);
+        return;
+    case IR_BINOP: prep_binop(p, e); return;
+    case IR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) prep_expr(p, e->u.call.args[i]);
+        if (prep_direct_call(p, e)) e->xop = EVAL_X_CALL_FUN;
+        else if (prep_thread_call(p, e)) e->xop = EVAL_X_CALL_THREAD;
+        return;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++) prep_expr(p, e->u.agg.items[i]);
+        return;
+    }
+}
+
+void stc__eval_prepare(ir_program *p)
+{
+    for (int i = 0; i < p->nfuns; i++) prep_fun(p, p->funs[i]);
+    for (int i = 0; i < p->nthreads; i++) prep_expr(p, p->threads[i]->init);
+    prep_expr(p, p->main);
+}
