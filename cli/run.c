@@ -83,7 +83,7 @@ static int cli_run_once(stc_program *prog, const cli_args *a, stc_pool *pool, cl
     if (ins) ins->progress = &progress;
     cli_output out;
     cli_output_init(&out, 1);
-    cli_sink sink = {.json = a->json, .out = &out, .progress = &progress};
+    cli_sink sink = {.json = a->json, .no_states = a->no_states, .out = &out, .progress = &progress};
     stc_stream io = {ins ? cli_inputs_counted : NULL, ins, cli_sink_fn, &sink};
     stc_run_opts opts = {.workers = pool ? 0 : a->workers, .queue_capacity = a->queue_capacity,
                          .reference = a->reference, .cancel = stc_cancel_new(), .profile = a->profile,
@@ -159,7 +159,7 @@ static int cli_run_verify(stc_program *prog, const cli_args *a, cli_inputs *ins)
         cli_output_init(&out[r], -1);
         if (code != CLI_EXIT_OK) continue;
         mem.next = 0;
-        cli_sink sink = {.json = a->json, .out = &out[r]};
+        cli_sink sink = {.json = a->json, .no_states = a->no_states, .out = &out[r]};
         stc_stream io = {ins ? cli_memsrc_source : NULL, &mem, cli_sink_fn, &sink};
         stc_run_opts o = {.workers = a->workers, .queue_capacity = a->queue_capacity, .reference = r == 0};
         rcs[r] = stc_run_stream(prog, &o, &io, &res[r]);

@@ -132,10 +132,15 @@ void stc__eval_states_free(const ir_program *p, eval_tstate *st);
 const ir_expr *stc__eval_stream_smap(const ir_program *p);
 /* The forms of main that stream (stream.c): smap(F, xs) (filter NULL),
  * filter(P, smap(F, xs)) and smap(F, filter(P, xs)) (filter_first), under
- * lets that do not read xs; false for any other main. */
+ * lets that do not read xs; false for any other main.  Either is main's
+ * value (let NULL: its items go to the sink), or the value of a let whose
+ * name the rest of main reads nowhere, nor xs (`let _ = smap(F, xs) in
+ * BODY`): its items are discarded and main's value is BODY's, evaluated
+ * after the input ends. */
 typedef struct eval_stream_form {
     const ir_expr *smap, *filter;
     bool filter_first;
+    const ir_expr *let; /* the discarded stream's let, or NULL */
 } eval_stream_form;
 bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form);
 /* Evaluates a main that takes an input (p->main_param) with input and

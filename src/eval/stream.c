@@ -182,13 +182,30 @@ static bool eval_over_param(const ir_program *p, const ir_expr *e, int bi)
     return xs->kind == IR_VAR && xs->u.var == p->main_param && !stc__ir_expr_uses(e->u.call.args[0], p->main_param);
 }
 
+/* Whether e is a stream form (smap, or a filter with it); fills form. */
+static bool eval_stream_expr(const ir_program *p, const ir_expr *e, eval_stream_form *form);
+
 bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form)
 {
-    *form = (eval_stream_form){NULL, NULL, false};
+    *form = (eval_stream_form){NULL, NULL, false, NULL};
     const ir_expr *e = p->main;
     if (!p->main_param) return false;
-    for (; e && (e->kind == IR_LET || e->kind == IR_LETTUPLE); e = e->b)
-        if (stc__ir_expr_uses(e->a, p->main_param)) return false;
+    for (; e && (e->kind == IR_LET || e->kind == IR_LETTUPLE); e = e->b) {
+        if (!stc__ir_expr_uses(e->a, p->main_param)) continue;
+        /* The first let that reads xs: `let r = S in BODY`, S a stream
+         * form, BODY reading neither r nor xs, streams S and drops its
+         * items (the list's meaning computes them and never uses them). */
+        if (e->kind != IR_LET || e->u.let.nbinders != 1 || stc__ir_expr_uses(e->b, e->u.let.binders[0]) ||
+            stc__ir_expr_uses(e->b, p->main_param) || !eval_stream_expr(p, e->a, form))
+            return false;
+        form->let = e;
+        return true;
+    }
+    return eval_stream_expr(p, e, form);
+}
+
+static bool eval_stream_expr(const ir_program *p, const ir_expr *e, eval_stream_form *form)
+{
     if (eval_over_param(p, e, BI_SMAP)) {
         form->smap = e;
         return true;
@@ -209,14 +226,14 @@ bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form)
     bool pure_p = eval_calls_no_thread(p, fl->u.call.args[0], seen);
     free(seen);
     if (!pure_f && !pure_p) return false;
-    *form = (eval_stream_form){sm, fl, filter_first};
+    *form = (eval_stream_form){sm, fl, filter_first, NULL};
     return true;
 }
 
 const ir_expr *stc__eval_stream_smap(const ir_program *p)
 {
     eval_stream_form form;
-    return stc__eval_stream_shape(p, &form) && !form.filter ? form.smap : NULL;
+    return stc__eval_stream_shape(p, &form) && !form.filter && !form.let ? form.smap : NULL;
 }
 
 /* The reference evaluator's streamed smap: one item at a time. */
@@ -375,6 +392,28 @@ static int eval_stream_drain(eval_ctx *cx, const eval_stream *s, stc_value *out,
     return rc;
 }
 
+/* Evaluates e (main, or the rest of it after a discarded stream) as main's
+ * value: a list goes to the sink item by item (*to_sink), else to *out. */
+static int eval_stream_result(eval_ctx *cx, const eval_stream *s, const ir_expr *e, eval_frame *fr, stc_value *out,
+                              bool *to_sink)
+{
+    stc_value v = eval_unit;
+    int rc = stc__eval_expr(cx, e, fr, &v);
+    if (rc == 0 && v.tag == STC_T_LIST) {
+        /* The result list goes to the sink. */
+        size_t n = val_seq_len(v);
+        long long saved = cx->item;
+        for (size_t i = 0; i < n && rc == 0; i++) rc = stc__eval_stream_push(cx, s, (long long)i, val_seq_items(v)[i]);
+        cx->item = saved;
+        val_release(v);
+        v = eval_unit;
+        *to_sink = true;
+    }
+    if (rc == 0) *out = v;
+    else val_release(v);
+    return rc;
+}
+
 int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink)
 {
     const ir_program *p = cx->p;
@@ -391,28 +430,25 @@ int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, lo
     int rc;
     eval_stream_form form;
     if (stc__eval_stream_shape(p, &form)) {
-        const ir_expr *top = form.filter && !form.filter_first ? form.filter : form.smap;
+        const ir_expr *top = form.let ? form.let : form.filter && !form.filter_first ? form.filter : form.smap;
+        /* A discarded stream's items go nowhere: the same stream, no sink. */
+        stc_stream quiet = io ? *io : (stc_stream){0};
+        quiet.sink = NULL;
+        eval_stream sq = s;
+        sq.io = &quiet;
+        const eval_stream *ss = form.let ? &sq : &s;
         rc = eval_stream_lets(cx, p->main, top, &fr);
-        if (rc == 0 && form.filter) rc = eval_main_filtered(cx, &s, &form, &fr, count);
-        else if (rc == 0) rc = eval_main_streamed(cx, &s, form.smap, &fr, count);
-        if (rc == 0) *out = eval_unit;
-        *to_sink = true;
-    } else {
-        stc_value v = eval_unit;
-        rc = eval_stream_drain(cx, &s, &slots[p->main_param->slot], count);
-        if (rc == 0) rc = stc__eval_expr(cx, p->main, &fr, &v);
-        if (rc == 0 && v.tag == STC_T_LIST) {
-            /* The result list goes to the sink. */
-            size_t n = val_seq_len(v);
-            long long saved = cx->item;
-            for (size_t i = 0; i < n && rc == 0; i++) rc = stc__eval_stream_push(cx, &s, (long long)i, val_seq_items(v)[i]);
-            cx->item = saved;
-            val_release(v);
-            v = eval_unit;
+        if (rc == 0 && form.filter) rc = eval_main_filtered(cx, ss, &form, &fr, count);
+        else if (rc == 0) rc = eval_main_streamed(cx, ss, form.smap, &fr, count);
+        if (rc == 0 && form.let) { /* main's value: the rest, after the input's end */
+            if ((rc = eval_let_bind(cx, form.let, &fr, eval_unit)) == 0) rc = eval_stream_result(cx, &s, form.let->b, &fr, out, to_sink);
+        } else {
+            if (rc == 0) *out = eval_unit;
             *to_sink = true;
         }
-        if (rc == 0) *out = v;
-        else val_release(v);
+    } else {
+        rc = eval_stream_drain(cx, &s, &slots[p->main_param->slot], count);
+        if (rc == 0) rc = eval_stream_result(cx, &s, p->main, &fr, out, to_sink);
     }
     for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     free(slots);
