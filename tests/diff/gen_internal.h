@@ -47,6 +47,9 @@ typedef enum tkind {
     K_FLT,      /* float state */
     K_SUMST,    /* sum state */
     K_ERR,      /* fails for one input value (error injection only) */
+    K_MAP,      /* a map state {int: int} updated in place with update */
+    K_MAPR,     /* a map state with has, put and remove */
+    K_PEEK,     /* reads an earlier thread's state with state(t) */
     K_COUNT
 } tkind;
 
@@ -119,5 +122,8 @@ void gen_sum(gen *g, int depth);            /* an int + int expression */
 void gen_error_site(gen *g);                /* a data-dependent runtime error (int) */
 void gen_nested(gen *g, int depth);         /* sumlist(smap(...)) or len(smap(...)) over a small list */
 void gen_main(gen *g);                      /* "main = ..." into g->body */
+void gen_map(gen *g, int depth);            /* a map {int: int} (gen_map.c) */
+void gen_map_int(gen *g, int depth);        /* an int read from maps, or from a state(t) */
+void gen_state_int(gen *g, int t);          /* an int from state(t) */
 
 #endif
