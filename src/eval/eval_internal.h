@@ -36,6 +36,14 @@ struct eval_stream {
     ir_type *item_type;   /* the type of main's input items */
     ir_loc in_loc;        /* main's parameter: where input errors are reported */
     ir_loc out_loc;       /* main: where output errors are reported */
+    /* filter(P, smap(F, xs)) in the parallel runtime: P (keep, a function
+     * value; unit: none) is applied to each result in the runtime's serial
+     * output stage, in order, as the item keep_item of the list's meaning
+     * would (at keep_loc), and a kept result goes out numbered (*kept)++. */
+    stc_value keep;
+    ir_loc keep_loc;
+    long long keep_item;
+    long long *kept;
 };
 
 /* An operand that is only read: a variable or a literal is borrowed (no

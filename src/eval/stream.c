@@ -88,8 +88,32 @@ int stc__eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, s
     return rc;
 }
 
+/* filter's P on result v (borrowed) at the sink: *keep says whether it
+ * goes out.  Evaluated as the list's meaning evaluates it: as main's code,
+ * not an smap item's. */
+static int eval_stream_keep(eval_ctx *cx, const eval_stream *s, stc_value v, bool *keep)
+{
+    long long saved = cx->item;
+    const char *saved_thread = cx->thread;
+    cx->item = s->keep_item;
+    cx->thread = NULL;
+    stc_value arg = val_retain(v), r = eval_unit;
+    int rc = stc__eval_apply(cx, s->keep, 1, &arg, s->keep_loc, &r);
+    *keep = rc == 0 && r.tag == STC_T_BOOL && r.as.b;
+    val_release(r);
+    cx->item = saved;
+    cx->thread = saved_thread;
+    return rc;
+}
+
 int stc__eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_value v)
 {
+    if (s->keep.tag == STC_T_FUNC) {
+        bool keep;
+        int rc = eval_stream_keep(cx, s, v, &keep);
+        if (rc || !keep) return rc;
+        index = (*s->kept)++;
+    }
     if (!s->io || !s->io->sink) return 0;
     struct stc_ctx ccx = {0};
     int code = s->io->sink(s->io->sink_ud, index, v, &ccx);
@@ -323,7 +347,20 @@ static int eval_main_filtered(eval_ctx *cx, const eval_stream *s, const eval_str
         rc = stc__eval_expr(cx, form->filter->u.call.args[0], fr, &pv);
         if (rc == 0 && fe->kind != IR_THREADREF) rc = stc__eval_expr(cx, fe, fr, &fnv);
     }
-    if (rc == 0) rc = eval_filter_stream_seq(cx, s, form, fnv, pv, count);
+    rc = rc ? rc : EVAL_DECLINED;
+    if (!form->filter_first && cx->hooks && cx->hooks->stream && rc == EVAL_DECLINED) {
+        /* The runtime runs the smap as any streamed smap, P at its output. */
+        long long kept = 0;
+        eval_stream sp = *s;
+        sp.keep = pv;
+        sp.keep_loc = form->filter->u.call.callee_loc;
+        sp.keep_item = cx->item;
+        sp.kept = &kept;
+        const ir_expr *fe = form->smap->u.call.args[0];
+        int thread = fe->kind == IR_THREADREF ? fe->u.index : -1;
+        rc = cx->hooks->stream(cx->hooks->ud, cx, form->smap, thread, fnv, &sp, count);
+    }
+    if (rc == EVAL_DECLINED) rc = eval_filter_stream_seq(cx, s, form, fnv, pv, count);
     val_release(fnv);
     val_release(pv);
     return rc;
@@ -419,7 +456,7 @@ int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, lo
     const ir_program *p = cx->p;
     *count = 0;
     *to_sink = false;
-    eval_stream s = {.io = io, .in_loc = p->main_param->loc, .out_loc = p->main_loc};
+    eval_stream s = {.io = io, .in_loc = p->main_param->loc, .out_loc = p->main_loc, .keep = eval_unit};
     ir_type *lt = stc__ir_type_resolve(p->main_param->type);
     s.item_type = lt && lt->kind == TY_LIST ? lt->args[0] : NULL;
     size_t nslots = p->main_nslots > 0 ? (size_t)p->main_nslots : 1;
