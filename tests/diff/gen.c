@@ -259,7 +259,7 @@ static void emit_wrapper(gen *g, int i)
         break;
     case 6:
         gen_sb_printf(d, "fun w%d(x) = wr%d(x, (x %% 3))\n"
-                         "fun wr%d(x, n) = if n == 0 then x else wr%d((t%d(x) %% " PRIME "), (n - 1))\n",
+                         "fun wr%d(x, n) = if n <= 0 then x else wr%d((t%d(x) %% " PRIME "), (n - 1))\n",
                       i, i, i, i, t);
         break;
     default: gen_sb_printf(d, "fun w%d(x) = if x %% 2 == 0 then t%d(x) else t%d(x %% 100)\n", i, t, u); break;
