@@ -8,7 +8,7 @@
 #   bash bench/ysb.sh [--runs N] [--events N] [--build DIR] [--dir DIR]
 #
 #   --runs N     runs per measurement, the median is reported (default 3)
-#   --events N   events (default 2000000, about 530 MB of JSON lines)
+#   --events N   events (default 1000000, about 260 MB of JSON lines)
 #   --build DIR  the build holding stc, gen_events and ysb_plain (default build)
 #   --dir DIR    where the input is made (default /tmp/stc-ysb)
 #
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=3 events=2000000 build=build dir=/tmp/stc-ysb
+runs=3 events=1000000 build=build dir=/tmp/stc-ysb
 usage() { sed -n '2,17s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
     case "$1" in

@@ -14,7 +14,13 @@
  * `smap(F, filter(P, xs))` stream too, item by item in both modes (the
  * runtime still runs F's inner smaps in parallel), when F or P calls no
  * thread: then every thread sees its calls in the order the list's
- * meaning gives.  Any other main reads the whole input first. */
+ * meaning gives; the runtime runs filter(P, smap(F, xs)) as a streamed
+ * smap with P applied at its serial output stage (eval_stream.keep).
+ * Either form may be the value of a let whose name the rest of main does
+ * not read, nor xs (`let _ = smap(F, xs) in BODY`): a stream that
+ * finishes.  It streams with no sink (its items are dropped, as the list's
+ * meaning never reads them), then BODY is main's value.  Any other main
+ * reads the whole input first. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
