@@ -39,10 +39,12 @@ struct eval_stream {
     /* filter(P, smap(F, xs)) in the parallel runtime: P (keep, a function
      * value; unit: none) is applied to each result in the runtime's serial
      * output stage, in order, as the item keep_item of the list's meaning
-     * would (at keep_loc), and a kept result goes out numbered (*kept)++. */
+     * would (at keep_loc, item keep_item, call depth keep_depth), and a kept
+     * result goes out numbered (*kept)++. */
     stc_value keep;
     ir_loc keep_loc;
     long long keep_item;
+    int keep_depth;
     long long *kept;
 };
 

@@ -101,14 +101,17 @@ static int eval_stream_keep(eval_ctx *cx, const eval_stream *s, stc_value v, boo
 {
     long long saved = cx->item;
     const char *saved_thread = cx->thread;
+    int saved_depth = cx->depth;
     cx->item = s->keep_item;
     cx->thread = NULL;
+    cx->depth = s->keep_depth; /* the depth limit as in the reference */
     stc_value arg = val_retain(v), r = eval_unit;
     int rc = stc__eval_apply(cx, s->keep, 1, &arg, s->keep_loc, &r);
     *keep = rc == 0 && r.tag == STC_T_BOOL && r.as.b;
     val_release(r);
     cx->item = saved;
     cx->thread = saved_thread;
+    cx->depth = saved_depth;
     return rc;
 }
 
@@ -361,6 +364,7 @@ static int eval_main_filtered(eval_ctx *cx, const eval_stream *s, const eval_str
         sp.keep = pv;
         sp.keep_loc = form->filter->u.call.callee_loc;
         sp.keep_item = cx->item;
+        sp.keep_depth = cx->depth;
         sp.kept = &kept;
         const ir_expr *fe = form->smap->u.call.args[0];
         int thread = fe->kind == IR_THREADREF ? fe->u.index : -1;
