@@ -30,7 +30,7 @@
 static const char cli_help[] =
     "usage: stc run [--json] [--workers N] [--reference] [--verify] [--stats]\n"
     "               [--profile] [--trace OUT.json] [--queue-capacity N]\n"
-    "               [--input IN]... [--quiet] FILE.stc\n"
+    "               [--input IN]... [--quiet] [--no-states] FILE.stc\n"
     "       stc check FILE.stc\n"
     "       stc graph [--threads] [--svg OUT.svg] FILE.stc\n"
     "       stc help | --help\n"
@@ -67,6 +67,8 @@ static const char cli_help[] =
     "                      arrives as (INDEX, LINE), INDEX counting --input from 0.\n"
     "                      Lines lose their \\n or \\r\\n; one may have up to 256 MiB\n"
     "  --quiet             no progress line (shown on stderr when it is a terminal)\n"
+    "  --no-states         leave the final states out: no NAME = VALUE lines; with\n"
+    "                      --json no \"states\" member (a stream: no states line)\n"
     "\n"
     "Options of graph:\n"
     "  --threads           the threads as edges between their input and output types\n"
