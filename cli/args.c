@@ -2,7 +2,7 @@
  *
  *   stc run [--json] [--workers N] [--reference] [--verify] [--stats]
  *           [--profile] [--trace OUT.json] [--queue-capacity N]
- *           [--input IN]... [--quiet] [--mpi] FILE
+ *           [--input IN]... [--quiet] [--no-states] [--mpi] FILE
  *   stc graph [--threads] [--svg OUT.svg] FILE
  *   stc check FILE
  *   stc help | --help | -h
@@ -145,6 +145,8 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
                 if (!strcmp(v, "-") && !strcmp(out->inputs[k], "-"))
                     return args_fail(err, errlen, "standard input can be read only once ('--input -' twice)");
             out->inputs[out->ninputs++] = v;
+        } else if (run && args_is(arg, "--no-states")) {
+            rc = args_flag(arg, "--no-states", &out->no_states, err, errlen);
         } else if (run && args_is(arg, "--quiet")) {
             rc = args_flag(arg, "--quiet", &out->quiet, err, errlen);
         } else if (run && args_is(arg, "--mpi")) {

@@ -195,9 +195,34 @@ int cli_sink_fn(void *ud, long long index, stc_value v, stc_ctx *cx)
     return stc_ctx_error(cx, "cannot write output");
 }
 
+/* --no-states: main's value alone (when not streamed), as the first line of
+ * the usual output, or in JSON {"result": V}. */
+static int cli_sink_value_only(cli_sink *k, const stc_result *res, bool json, bool streamed)
+{
+    if (streamed) return k->out->oom ? cli_oom() : CLI_EXIT_OK;
+    char *text = json ? stc_value_to_json(stc_result_value(res)) : stc_value_to_text(stc_result_value(res));
+    if (!text) return cli_print_failed();
+    if (!json) {
+        cli_sink_line(k, text, strlen(text), -1);
+    } else {
+        size_t n = strlen(text);
+        char *line = malloc(n + 16);
+        if (!line) {
+            free(text);
+            return cli_oom();
+        }
+        int len = sprintf(line, "{\"result\": %s}", text);
+        cli_sink_line(k, line, (size_t)len, -1);
+        free(line);
+    }
+    free(text);
+    return k->out->oom ? cli_oom() : CLI_EXIT_OK;
+}
+
 int cli_sink_finish(cli_sink *k, const stc_result *res)
 {
     bool json = k->json, streamed = stc_result_streamed(res);
+    if (k->no_states) return cli_sink_value_only(k, res, json, streamed);
     if (json && !streamed) {
         char *line = stc_result_to_json(res);
         if (!line) return cli_print_failed();

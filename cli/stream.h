@@ -61,6 +61,7 @@ int cli_memsrc_source(void *ud, stc_value *item, stc_ctx *cx);
 /* Where results go: lines on an output (written or collected). */
 typedef struct cli_sink {
     bool json;
+    bool no_states; /* --no-states: the final states are not printed */
     cli_output *out;
     cli_progress *progress; /* cleared before a line goes to a terminal */
 } cli_sink;

@@ -1,5 +1,5 @@
 /* builtins.c - the evaluator's builtins: smap len nth range float int
- * round sin_iter (docs/LANGUAGE.md 7), and the dispatch to the others: the
+ * round sin_iter state (docs/LANGUAGE.md 7), and the dispatch to the others: the
  * string builtins in strings.c and text.c, the list library in lists.c,
  * the math in math.c. Errors are reported at the callee name. */
 #include <inttypes.h>
@@ -147,6 +147,21 @@ static int eval_bad(eval_ctx *cx, ir_loc loc, const char *name)
     return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", name);
 }
 
+/* state(t): t's current state, shared (a later in-place update of a map
+ * state copies what it changes, since this reference holds it too).  The
+ * flow analysis counts state(t) as a write of t, so in the parallel
+ * runtime it runs in t's serial stage, ordered with t's calls.  (A keyed
+ * thread will read as the map of its key states here.) */
+static int eval_state(eval_ctx *cx, const ir_expr *e, stc_value *out)
+{
+    const ir_expr *a = e->u.call.args[0];
+    int t = a->kind == IR_THREADREF ? a->u.index : -1;
+    if (t < 0 || t >= cx->p->nthreads || cx->p->threads[t]->kind != THREAD_LANG || !cx->states[t].ready)
+        return eval_bad(cx, e->u.call.callee_loc, "state");
+    *out = val_retain(cx->states[t].value);
+    return 0;
+}
+
 /* The builtins other than smap, on evaluated args (borrowed). */
 static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
 {
@@ -243,6 +258,7 @@ int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value 
     if (bi >= BI_GET && bi <= BI_TO_MAP) return stc__eval_map_builtin(cx, e, fr, out);
     if (e->u.call.nargs > 3) return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad builtin call");
     if (bi == BI_SMAP) return eval_smap(cx, e, fr, out);
+    if (bi == BI_STATE) return eval_state(cx, e, out);
     stc_value a[3] = {eval_unit, eval_unit, eval_unit};
     bool owned[3] = {false, false, false};
     int n = e->u.call.nargs, rc = 0;

@@ -36,6 +36,16 @@ struct eval_stream {
     ir_type *item_type;   /* the type of main's input items */
     ir_loc in_loc;        /* main's parameter: where input errors are reported */
     ir_loc out_loc;       /* main: where output errors are reported */
+    /* filter(P, smap(F, xs)) in the parallel runtime: P (keep, a function
+     * value; unit: none) is applied to each result in the runtime's serial
+     * output stage, in order, as the item keep_item of the list's meaning
+     * would (at keep_loc, item keep_item, call depth keep_depth), and a kept
+     * result goes out numbered (*kept)++. */
+    stc_value keep;
+    ir_loc keep_loc;
+    long long keep_item;
+    int keep_depth;
+    long long *kept;
 };
 
 /* An operand that is only read: a variable or a literal is borrowed (no
@@ -136,10 +146,15 @@ void stc__eval_states_free(const ir_program *p, eval_tstate *st);
 const ir_expr *stc__eval_stream_smap(const ir_program *p);
 /* The forms of main that stream (stream.c): smap(F, xs) (filter NULL),
  * filter(P, smap(F, xs)) and smap(F, filter(P, xs)) (filter_first), under
- * lets that do not read xs; false for any other main. */
+ * lets that do not read xs; false for any other main.  Either is main's
+ * value (let NULL: its items go to the sink), or the value of a let whose
+ * name the rest of main reads nowhere, nor xs (`let _ = smap(F, xs) in
+ * BODY`): its items are discarded and main's value is BODY's, evaluated
+ * after the input ends. */
 typedef struct eval_stream_form {
     const ir_expr *smap, *filter;
     bool filter_first;
+    const ir_expr *let; /* the discarded stream's let, or NULL */
 } eval_stream_form;
 bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form);
 /* Evaluates a main that takes an input (p->main_param) with input and

@@ -23,14 +23,15 @@ static bool prep_direct_call(const ir_program *p, const ir_expr *e)
 }
 
 /* The same for a call of an STCLang thread: its function takes the
- * inputs and then the state. */
+ * inputs and then the state. A keyed thread's call goes through
+ * keyed.c (its state is one key's part of a map), never this path. */
 static bool prep_thread_call(const ir_program *p, const ir_expr *e)
 {
     if (e->u.call.kind != CALL_THREAD) return false;
     int idx = e->u.call.callee.index;
     if (idx < 0 || idx >= p->nthreads) return false;
     const ir_thread *th = p->threads[idx];
-    if (th->kind != THREAD_LANG || th->fun < 0 || th->fun >= p->nfuns) return false;
+    if (th->kind != THREAD_LANG || th->keyed || th->fun < 0 || th->fun >= p->nfuns) return false;
     const ir_fun *fn = p->funs[th->fun];
     if (fn->ncaptures > 0 || fn->nparams < 1 || e->u.call.nargs != fn->nparams - 1) return false;
     if (fn->nparams > fn->nslots) return false;

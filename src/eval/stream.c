@@ -14,7 +14,13 @@
  * `smap(F, filter(P, xs))` stream too, item by item in both modes (the
  * runtime still runs F's inner smaps in parallel), when F or P calls no
  * thread: then every thread sees its calls in the order the list's
- * meaning gives.  Any other main reads the whole input first. */
+ * meaning gives; the runtime runs filter(P, smap(F, xs)) as a streamed
+ * smap with P applied at its serial output stage (eval_stream.keep).
+ * Either form may be the value of a let whose name the rest of main does
+ * not read, nor xs (`let _ = smap(F, xs) in BODY`): a stream that
+ * finishes.  It streams with no sink (its items are dropped, as the list's
+ * meaning never reads them), then BODY is main's value.  Any other main
+ * reads the whole input first. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -88,8 +94,35 @@ int stc__eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, s
     return rc;
 }
 
+/* filter's P on result v (borrowed) at the sink: *keep says whether it
+ * goes out.  Evaluated as the list's meaning evaluates it: as main's code,
+ * not an smap item's. */
+static int eval_stream_keep(eval_ctx *cx, const eval_stream *s, stc_value v, bool *keep)
+{
+    long long saved = cx->item;
+    const char *saved_thread = cx->thread;
+    int saved_depth = cx->depth;
+    cx->item = s->keep_item;
+    cx->thread = NULL;
+    cx->depth = s->keep_depth; /* the depth limit as in the reference */
+    stc_value arg = val_retain(v), r = eval_unit;
+    int rc = stc__eval_apply(cx, s->keep, 1, &arg, s->keep_loc, &r);
+    *keep = rc == 0 && r.tag == STC_T_BOOL && r.as.b;
+    val_release(r);
+    cx->item = saved;
+    cx->thread = saved_thread;
+    cx->depth = saved_depth;
+    return rc;
+}
+
 int stc__eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, stc_value v)
 {
+    if (s->keep.tag == STC_T_FUNC) {
+        bool keep;
+        int rc = eval_stream_keep(cx, s, v, &keep);
+        if (rc || !keep) return rc;
+        index = (*s->kept)++;
+    }
     if (!s->io || !s->io->sink) return 0;
     struct stc_ctx ccx = {0};
     int code = s->io->sink(s->io->sink_ud, index, v, &ccx);
@@ -182,13 +215,30 @@ static bool eval_over_param(const ir_program *p, const ir_expr *e, int bi)
     return xs->kind == IR_VAR && xs->u.var == p->main_param && !stc__ir_expr_uses(e->u.call.args[0], p->main_param);
 }
 
+/* Whether e is a stream form (smap, or a filter with it); fills form. */
+static bool eval_stream_expr(const ir_program *p, const ir_expr *e, eval_stream_form *form);
+
 bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form)
 {
-    *form = (eval_stream_form){NULL, NULL, false};
+    *form = (eval_stream_form){NULL, NULL, false, NULL};
     const ir_expr *e = p->main;
     if (!p->main_param) return false;
-    for (; e && (e->kind == IR_LET || e->kind == IR_LETTUPLE); e = e->b)
-        if (stc__ir_expr_uses(e->a, p->main_param)) return false;
+    for (; e && (e->kind == IR_LET || e->kind == IR_LETTUPLE); e = e->b) {
+        if (!stc__ir_expr_uses(e->a, p->main_param)) continue;
+        /* The first let that reads xs: `let r = S in BODY`, S a stream
+         * form, BODY reading neither r nor xs, streams S and drops its
+         * items (the list's meaning computes them and never uses them). */
+        if (e->kind != IR_LET || e->u.let.nbinders != 1 || stc__ir_expr_uses(e->b, e->u.let.binders[0]) ||
+            stc__ir_expr_uses(e->b, p->main_param) || !eval_stream_expr(p, e->a, form))
+            return false;
+        form->let = e;
+        return true;
+    }
+    return eval_stream_expr(p, e, form);
+}
+
+static bool eval_stream_expr(const ir_program *p, const ir_expr *e, eval_stream_form *form)
+{
     if (eval_over_param(p, e, BI_SMAP)) {
         form->smap = e;
         return true;
@@ -209,14 +259,14 @@ bool stc__eval_stream_shape(const ir_program *p, eval_stream_form *form)
     bool pure_p = eval_calls_no_thread(p, fl->u.call.args[0], seen);
     free(seen);
     if (!pure_f && !pure_p) return false;
-    *form = (eval_stream_form){sm, fl, filter_first};
+    *form = (eval_stream_form){sm, fl, filter_first, NULL};
     return true;
 }
 
 const ir_expr *stc__eval_stream_smap(const ir_program *p)
 {
     eval_stream_form form;
-    return stc__eval_stream_shape(p, &form) && !form.filter ? form.smap : NULL;
+    return stc__eval_stream_shape(p, &form) && !form.filter && !form.let ? form.smap : NULL;
 }
 
 /* The reference evaluator's streamed smap: one item at a time. */
@@ -306,7 +356,21 @@ static int eval_main_filtered(eval_ctx *cx, const eval_stream *s, const eval_str
         rc = stc__eval_expr(cx, form->filter->u.call.args[0], fr, &pv);
         if (rc == 0 && fe->kind != IR_THREADREF) rc = stc__eval_expr(cx, fe, fr, &fnv);
     }
-    if (rc == 0) rc = eval_filter_stream_seq(cx, s, form, fnv, pv, count);
+    rc = rc ? rc : EVAL_DECLINED;
+    if (!form->filter_first && cx->hooks && cx->hooks->stream && rc == EVAL_DECLINED) {
+        /* The runtime runs the smap as any streamed smap, P at its output. */
+        long long kept = 0;
+        eval_stream sp = *s;
+        sp.keep = pv;
+        sp.keep_loc = form->filter->u.call.callee_loc;
+        sp.keep_item = cx->item;
+        sp.keep_depth = cx->depth;
+        sp.kept = &kept;
+        const ir_expr *fe = form->smap->u.call.args[0];
+        int thread = fe->kind == IR_THREADREF ? fe->u.index : -1;
+        rc = cx->hooks->stream(cx->hooks->ud, cx, form->smap, thread, fnv, &sp, count);
+    }
+    if (rc == EVAL_DECLINED) rc = eval_filter_stream_seq(cx, s, form, fnv, pv, count);
     val_release(fnv);
     val_release(pv);
     return rc;
@@ -375,12 +439,34 @@ static int eval_stream_drain(eval_ctx *cx, const eval_stream *s, stc_value *out,
     return rc;
 }
 
+/* Evaluates e (main, or the rest of it after a discarded stream) as main's
+ * value: a list goes to the sink item by item (*to_sink), else to *out. */
+static int eval_stream_result(eval_ctx *cx, const eval_stream *s, const ir_expr *e, eval_frame *fr, stc_value *out,
+                              bool *to_sink)
+{
+    stc_value v = eval_unit;
+    int rc = stc__eval_expr(cx, e, fr, &v);
+    if (rc == 0 && v.tag == STC_T_LIST) {
+        /* The result list goes to the sink. */
+        size_t n = val_seq_len(v);
+        long long saved = cx->item;
+        for (size_t i = 0; i < n && rc == 0; i++) rc = stc__eval_stream_push(cx, s, (long long)i, val_seq_items(v)[i]);
+        cx->item = saved;
+        val_release(v);
+        v = eval_unit;
+        *to_sink = true;
+    }
+    if (rc == 0) *out = v;
+    else val_release(v);
+    return rc;
+}
+
 int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, long long *count, bool *to_sink)
 {
     const ir_program *p = cx->p;
     *count = 0;
     *to_sink = false;
-    eval_stream s = {.io = io, .in_loc = p->main_param->loc, .out_loc = p->main_loc};
+    eval_stream s = {.io = io, .in_loc = p->main_param->loc, .out_loc = p->main_loc, .keep = eval_unit};
     ir_type *lt = stc__ir_type_resolve(p->main_param->type);
     s.item_type = lt && lt->kind == TY_LIST ? lt->args[0] : NULL;
     size_t nslots = p->main_nslots > 0 ? (size_t)p->main_nslots : 1;
@@ -391,28 +477,25 @@ int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, lo
     int rc;
     eval_stream_form form;
     if (stc__eval_stream_shape(p, &form)) {
-        const ir_expr *top = form.filter && !form.filter_first ? form.filter : form.smap;
+        const ir_expr *top = form.let ? form.let : form.filter && !form.filter_first ? form.filter : form.smap;
+        /* A discarded stream's items go nowhere: the same stream, no sink. */
+        stc_stream quiet = io ? *io : (stc_stream){0};
+        quiet.sink = NULL;
+        eval_stream sq = s;
+        sq.io = &quiet;
+        const eval_stream *ss = form.let ? &sq : &s;
         rc = eval_stream_lets(cx, p->main, top, &fr);
-        if (rc == 0 && form.filter) rc = eval_main_filtered(cx, &s, &form, &fr, count);
-        else if (rc == 0) rc = eval_main_streamed(cx, &s, form.smap, &fr, count);
-        if (rc == 0) *out = eval_unit;
-        *to_sink = true;
-    } else {
-        stc_value v = eval_unit;
-        rc = eval_stream_drain(cx, &s, &slots[p->main_param->slot], count);
-        if (rc == 0) rc = stc__eval_expr(cx, p->main, &fr, &v);
-        if (rc == 0 && v.tag == STC_T_LIST) {
-            /* The result list goes to the sink. */
-            size_t n = val_seq_len(v);
-            long long saved = cx->item;
-            for (size_t i = 0; i < n && rc == 0; i++) rc = stc__eval_stream_push(cx, &s, (long long)i, val_seq_items(v)[i]);
-            cx->item = saved;
-            val_release(v);
-            v = eval_unit;
+        if (rc == 0 && form.filter) rc = eval_main_filtered(cx, ss, &form, &fr, count);
+        else if (rc == 0) rc = eval_main_streamed(cx, ss, form.smap, &fr, count);
+        if (rc == 0 && form.let) { /* main's value: the rest, after the input's end */
+            if ((rc = eval_let_bind(cx, form.let, &fr, eval_unit)) == 0) rc = eval_stream_result(cx, &s, form.let->b, &fr, out, to_sink);
+        } else {
+            if (rc == 0) *out = eval_unit;
             *to_sink = true;
         }
-        if (rc == 0) *out = v;
-        else val_release(v);
+    } else {
+        rc = eval_stream_drain(cx, &s, &slots[p->main_param->slot], count);
+        if (rc == 0) rc = eval_stream_result(cx, &s, p->main, &fr, out, to_sink);
     }
     for (size_t i = 0; i < nslots; i++) val_release(slots[i]);
     free(slots);

@@ -64,6 +64,19 @@ static bool flow_calls_unknown_arg(const ir_expr *e)
     return !f || (f->kind != IR_LAMBDA && f->kind != IR_FUNREF);
 }
 
+/* state(t) adds t itself (unless t is read-only: then its state never
+ * changes), not what t's function writes: reading calls nothing. */
+static void flow_state_read(flow_info *fi, const ir_expr *e, flow_set *acc)
+{
+    const ir_expr *a = e->u.call.nargs == 1 ? e->u.call.args[0] : NULL;
+    int t = a && a->kind == IR_THREADREF ? a->u.index : -1;
+    if (t < 0 || t >= fi->p->nthreads || !acc->bits) {
+        acc->all = true;
+        return;
+    }
+    if (!fi->readonly[t]) acc->bits[t / 64] |= (uint64_t)1 << (t % 64);
+}
+
 /* Adds to *acc what evaluating e may write, with the current estimates. */
 static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc);
 
@@ -100,6 +113,10 @@ static void flow_collect(flow_info *fi, const ir_expr *e, flow_set *acc)
                 flow_set_join(fi, acc, fi->thread_sets[e->u.call.callee.index]);
             break;
         case CALL_BUILTIN: /* smap(g, xs), fold(f, z, xs), ...: g a variable: what g writes is not known here */
+            if (e->u.call.callee.index == BI_STATE) { /* reads t: counts as a write of t, ordered with its calls */
+                flow_state_read(fi, e, acc);
+                return;
+            }
             if (flow_calls_unknown_arg(e)) { acc->all = true; return; } /* like a call through a value */
             for (int i = 0; i < e->u.call.nargs; i++) {
                 const ir_expr *a = e->u.call.args[i];

@@ -323,8 +323,9 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         bool split = thread && fi->split[e->u.call.callee.index];
         if (e->u.call.kind == CALL_FUN && flow_can_inline(c, e)) return flow_inline(c, e, dst, guard, depth);
         if (e->u.call.kind == CALL_VALUE || e->u.call.kind == CALL_NAME ||
-            (e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SMAP))
-            break; /* smap inside the body runs whole, in one step */
+            (e->u.call.kind == CALL_BUILTIN &&
+             (e->u.call.callee.index == BI_SMAP || e->u.call.callee.index == BI_STATE)))
+            break; /* smap inside the body runs whole, in one step; state(t) is one step */
         /* Arguments that compute something get steps of their own, so that
          * pure work does not run inside the serial stage of the call. */
         bool leaves = true;

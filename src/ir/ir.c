@@ -253,6 +253,7 @@ const ir_builtin_info stc__ir_builtins[BI_COUNT_] = {
     [BI_GET] = {"get", 3}, [BI_LOOKUP] = {"lookup", 2}, [BI_HAS] = {"has", 2}, [BI_PUT] = {"put", 3},
     [BI_REMOVE] = {"remove", 2}, [BI_UPDATE] = {"update", 4}, [BI_KEYS] = {"keys", 1},
     [BI_VALUES] = {"values", 1}, [BI_ITEMS] = {"items", 1}, [BI_TO_MAP] = {"to_map", 1},
+    [BI_STATE] = {"state", 1},
 };
 
 int stc__ir_builtin_lookup(const char *name)

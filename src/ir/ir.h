@@ -180,6 +180,9 @@ typedef enum ir_builtin {
     BI_VALUES,  /* values(m) : {K: V} -> [V] */
     BI_ITEMS,   /* items(m) : {K: V} -> [(K, V)] */
     BI_TO_MAP,  /* to_map(ps) : [(K, V)] -> {K: V}; also what a literal {k: v, ...} is */
+    /* state(t): thread t's current state; args[0] is always an IR_THREADREF
+     * to a lang thread (resolve.c checks), typed t's state type */
+    BI_STATE,
     BI_COUNT_
 } ir_builtin;
 

@@ -374,6 +374,35 @@ static void resolve_arity(resolve_st *r, const ir_expr *e, const char *what, con
                 want == 1 ? "" : "s", n);
 }
 
+/* state(t)'s argument: the name of a thread declared in the program with
+ * an STCLang function (a C thread's state is opaque bytes), not a value;
+ * a local of the same name shadows the thread and is an error here.  The
+ * state is read in the evaluation order like a call of t, so an init (run
+ * before the states exist) may not read one.  (A keyed thread, once it
+ * exists, reads as the map of its key states: its IR_THREADREF is the
+ * hook.) */
+static void resolve_state_arg(resolve_st *r, ir_expr *a)
+{
+    int t = a->kind == IR_NAME && !resolve_lookup(r, a->u.name) ? resolve_find_thread(r, a->u.name) : -1;
+    if (t < 0) {
+        resolve_err(r, a->loc, "state needs the name of a thread declared in the program, as in state(counts)");
+        return;
+    }
+    const ir_thread *th = r->p->threads[t];
+    if (th->kind != THREAD_LANG) {
+        resolve_err(r, a->loc, "state(%s): '%s' is a C thread, whose state only its host can read", th->name,
+                    th->name);
+        return;
+    }
+    if (r->init_of) {
+        resolve_err(r, a->loc, "init of '%s' cannot read the state of thread '%s'", r->init_of->name, th->name);
+        return;
+    }
+    a->kind = IR_THREADREF;
+    a->u.index = t;
+    resolve_thread_use(r, t, a->loc);
+}
+
 static bool resolve_call(resolve_st *r, ir_expr *e, int depth)
 {
     int nargs = e->u.call.nargs;
@@ -419,6 +448,8 @@ static bool resolve_call(resolve_st *r, ir_expr *e, int depth)
         if (i == 0 && a->kind == IR_NAME && e->u.call.kind == CALL_BUILTIN &&
             e->u.call.callee.index == BI_SMAP) {
             if (!resolve_name(r, a, true)) return false;
+        } else if (i == 0 && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_STATE) {
+            resolve_state_arg(r, a);
         } else if (!resolve_expr(r, a, depth + 1)) {
             return false;
         }

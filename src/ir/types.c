@@ -240,6 +240,9 @@ static ir_type *types_builtin(types_ck *ck, ir_expr *e)
     case BI_VALUES:
     case BI_ITEMS:
     case BI_TO_MAP: return stc__types_map_builtin(ck, e);
+    case BI_STATE: /* the thread's state type itself (resolve.c made args[0] a thread; a keyed
+                      thread's will be the map from its key type to it) */
+        return args[0]->kind == IR_THREADREF ? ck->p->threads[args[0]->u.index]->state_type : NULL;
     default:
         if (stc__types_lib_signature(ck, b, in, &res)) break;
         if (!ck->oom) stc__types_error(ck, loc, "unknown builtin");

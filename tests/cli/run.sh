@@ -530,6 +530,48 @@ begin "stream: --verify"; run run --verify --workers 2 --input many.txt wc.stc; 
 cmp -s out ref.out || bad "differs"; end
 begin "stream: --stats counts the items"
 run run --workers 2 --stats --input many.txt wc.stc; code_is 0; err_has "items 20000"; end
+
+# Streams that finish (docs/STREAMS.md): `let _ = smap(F, lines) in BODY`
+# streams, drops the smap's items, then prints BODY's value and the states.
+cat >top.stc <<'EOF'
+fun count(w, m) = ((), update(m, w, 0, fn n => n + 1))
+thread counts = count init {}
+fun neg(kv) = let (w, n) = kv in (0 - n, w)
+fun main(lines) =
+  let _ = smap(fn l => counts(nth(words(l), 1)), lines) in
+  smap(fn p => let (n, w) = p in concat(w, concat(" ", str(0 - n))), take(sort(smap(neg, items(state(counts)))), 3))
+EOF
+awk '{ n[$2]++ } END { for (w in n) print -n[w], w }' many.txt | sort -k1,1n -k2,2 | head -3 | awk '{ print $2, -$1 }' >top.want
+awk '{ n[$2]++ } END { printf "counts = {"; for (i = 0; i < 7; i++) printf "%s\"x%d\": %d", (i ? ", " : ""), i, n["x" i]; print "}" }' many.txt >>top.want
+for w in ref 1 2 4; do
+    begin "stream that finishes: top 3 after 20000 lines, $w"
+    if [ $w = ref ]; then run run --reference --input many.txt top.stc; else run run --workers $w --input many.txt top.stc; fi
+    code_is 0; cmp -s out top.want || bad "stdout is not the 3 most frequent words then the states: $(cat top.want)"; end
+done
+begin "stream that finishes: --no-states prints BODY's items only"
+run run --workers 2 --no-states --input many.txt top.stc; code_is 0; head -3 top.want | cmp -s - out || bad "not the top 3 alone"; end
+begin "stream that finishes: --json --no-states, no states line"
+run run --workers 2 --json --no-states --input many.txt top.stc; code_is 0
+head -3 top.want | awk '{ printf "\"%s %s\"\n", $1, $2 }' | cmp -s - out || bad "not the top 3 as JSON strings alone"; end
+begin "stream that finishes: --verify"
+run run --verify --workers 2 --input many.txt top.stc; code_is 0; cmp -s out top.want || bad "differs"; end
+# Constant memory, structurally: the dropped items are never gathered;
+# ten times the lines, the same bound on items in flight, never exceeded.
+awk 'BEGIN { for (i = 0; i < 200000; i++) print "w" i " x" (i % 7) " y" }' >many10.txt
+peak_bound() { sed -n 's/.*items \([0-9]*\), peak in flight \([0-9]*\) (bound \([0-9]*\)).*/\1 \2 \3/p' err; }
+begin "stream that finishes: constant memory (--stats: peak in flight within its bound)"
+run run --workers 2 --queue-capacity 16 --stats --no-states --input many.txt top.stc; code_is 0; read -r n1 p1 b1 <<<"$(peak_bound)"
+run run --workers 2 --queue-capacity 16 --stats --no-states --input many10.txt top.stc; code_is 0; read -r n2 p2 b2 <<<"$(peak_bound)"
+# (items: the input's lines and the 10 of BODY's two small smaps)
+[ "${n1:-0}" = 20010 ] && [ "${n2:-0}" = 200010 ] || bad "items: ${n1:-?} and ${n2:-?}, expected 20010 and 200010"
+[ "${b1:-0}" -gt 0 ] && [ "$b1" = "${b2:-}" ] || bad "the bound differs with the length: ${b1:-?} and ${b2:-?}"
+[ "${p1:-0}" -ge 1 ] && [ "${p2:-0}" -ge 1 ] && [ "$p1" -le "$b1" ] && [ "$p2" -le "$b2" ] && [ "$b2" -le 160 ] ||
+    bad "peak in flight ${p1:-?} / ${p2:-?} not within bounds ${b1:-?} / ${b2:-?} (<= 160)"
+end
+begin "--no-states: main's value alone"; run run --no-states --workers 2 pipe.stc; code_is 0; lines_out 1; end
+begin "--no-states --json: {\"result\": V} alone"
+run run --json --no-states pipe.stc; code_is 0; grep -q '^{"result": .*}$' out || bad "not a result object"
+grep -q '"states"' out && bad "a states member"; lines_out 1; end
 printf 'x1\nx2\nx3\n' >a.txt; printf 'y1\n' >b.txt
 cat >ev.stc <<'EOF'
 fun main(events) = smap(fn e => let (src, l) = e in concat(str(src), concat(": ", l)), events)

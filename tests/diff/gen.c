@@ -88,16 +88,16 @@ int gen_pick_thread(gen *g)
 static const int kind_weight[K_COUNT] = {
     [K_ACC] = 18, [K_MIX] = 12, [K_ACC2] = 6, [K_CNT] = 4, [K_TUP] = 5, [K_LIST] = 4, [K_RO] = 10,
     [K_ROT] = 4, [K_GH] = 10, [K_COND] = 6, [K_SUM] = 5, [K_NEST] = 5, [K_NESTSMAP] = 3, [K_BOOL] = 3,
-    [K_FLT] = 3, [K_SUMST] = 3, [K_ERR] = 0};
+    [K_FLT] = 3, [K_SUMST] = 3, [K_ERR] = 0, [K_MAP] = 6, [K_MAPR] = 4, [K_PEEK] = 4};
 
 static void add_thread(gen *g, tkind k)
 {
     static const int mult[] = {31, 17, 7, 10, 3, 37};
     int i = g->nth++;
-    if ((k == K_NEST || k == K_NESTSMAP) && gen_pick_simple(g, i) < 0) k = K_ACC;
+    if ((k == K_NEST || k == K_NESTSMAP || k == K_PEEK) && gen_pick_simple(g, i) < 0) k = K_ACC;
     gthread *t = &g->th[i];
     *t = (gthread){.kind = k, .arity = k == K_ACC2 ? 2 : k == K_CNT ? 0 : 1, .sum_out = k == K_SUM};
-    if (k != K_NEST && k != K_NESTSMAP && k != K_ERR && chance(g, 25))
+    if (k != K_NEST && k != K_NESTSMAP && k != K_PEEK && k != K_ERR && chance(g, 25))
         for (int j = 0; j < g->nfn; j++)
             if (g->fn[j].kind == k) { /* a second thread on the same function */
                 t->fun = j;
@@ -106,7 +106,7 @@ static void add_thread(gen *g, tkind k)
     t->fun = g->nfn++;
     gfun *f = &g->fn[t->fun];
     *f = (gfun){.kind = k, .a = mult[rnd(g, 6)], .b = 1 + rnd(g, 97), .other = -1};
-    if (k == K_NEST || k == K_NESTSMAP) f->other = gen_pick_simple(g, i);
+    if (k == K_NEST || k == K_NESTSMAP || k == K_PEEK) f->other = gen_pick_simple(g, i);
     if (k == K_ERR) f->other = rnd(g, g->size.items / 2 + 1);
     g->use_sumlist |= k == K_NESTSMAP;
 }
@@ -168,6 +168,24 @@ static void emit_fun(gen *g, int i)
     case K_ERR:
         gen_sb_printf(d, "fun f%d(x, s) = (s %% 1000 + 1000 / (x - %d), (s * 31 + x) %% " PRIME ")\n", i, o);
         break;
+    case K_MAP: /* a word count's shape: the state updated in place */
+        gen_sb_printf(d, "fun f%d(x, s) = let k = x %% %d in let m = update(s, k, 0, fn n => (n * %d + x) %% " PRIME
+                         ") in (get(m, k, 0), m)\n", i, 2 + b % 7, a);
+        break;
+    case K_MAPR:
+        gen_sb_printf(d, "fun f%d(x, s) = let k = x %% %d in if has(s, k) && x %% 3 == 0 then (len(s), remove(s, k)) "
+                         "else ((x + len(s)) %% " PRIME ", put(s, k, (get(s, k, 0) * %d + x) %% " PRIME "))\n",
+                      i, 2 + b % 5, a);
+        break;
+    case K_PEEK: { /* another thread's state, read where this thread's call runs */
+        sbuf *saved = g->out;
+        g->out = d;
+        gen_sb_printf(d, "fun f%d(x, s) = let v = (s * %d + x + ", i, a);
+        gen_state_int(g, o);
+        gen_sb_printf(d, ") %% " PRIME " in (v, v)\n");
+        g->out = saved;
+        break;
+    }
     case K_COUNT: break;
     }
 }
@@ -185,6 +203,11 @@ static void emit_thread(gen *g, int i)
     case K_BOOL: gen_sb_printf(d, "%s\n", u % 2 ? "true" : "false"); break;
     case K_FLT: gen_sb_printf(d, "%d.5\n", u); break;
     case K_SUMST: gen_sb_printf(d, "%s %d\n", w % 2 ? "inl" : "inr", u); break;
+    case K_MAP:
+    case K_MAPR:
+        if (u % 2) gen_sb_printf(d, "{}\n");
+        else gen_sb_printf(d, "{%d: %d, %d: %d}\n", u % 6, w, (u + 3) % 6, u);
+        break;
     default: gen_sb_printf(d, "%d\n", u); break;
     }
 }
@@ -236,7 +259,7 @@ static void emit_wrapper(gen *g, int i)
         break;
     case 6:
         gen_sb_printf(d, "fun w%d(x) = wr%d(x, (x %% 3))\n"
-                         "fun wr%d(x, n) = if n == 0 then x else wr%d((t%d(x) %% " PRIME "), (n - 1))\n",
+                         "fun wr%d(x, n) = if n <= 0 then x else wr%d((t%d(x) %% " PRIME "), (n - 1))\n",
                       i, i, i, i, t);
         break;
     default: gen_sb_printf(d, "fun w%d(x) = if x %% 2 == 0 then t%d(x) else t%d(x %% 100)\n", i, t, u); break;

@@ -290,8 +290,8 @@ static void gen_lib_pure(gen *g, int depth)
 }
 
 enum { X_LEAF, X_CALL, X_TWICE, X_PURE, X_WRAP, X_ARITH, X_LET, X_LETTUP, X_CASETUP, X_IF, X_CASE,
-       X_CASESUM, X_NEST, X_FLOAT, X_FNVAL, X_LIBCALL, X_LIB, X_COUNT };
-static const int x_weight[X_COUNT] = {8, 30, 4, 8, 3, 10, 8, 4, 2, 9, 6, 5, 4, 2, 3, 3, 3};
+       X_CASESUM, X_NEST, X_FLOAT, X_FNVAL, X_LIBCALL, X_LIB, X_MAP, X_STATE, X_COUNT };
+static const int x_weight[X_COUNT] = {8, 30, 4, 8, 3, 10, 8, 4, 2, 9, 6, 5, 4, 2, 3, 3, 3, 4, 3};
 
 void gen_int(gen *g, int depth)
 {
@@ -384,6 +384,8 @@ void gen_int(gen *g, int depth)
     case X_FNVAL: gen_fnval(g, depth); break;
     case X_LIBCALL: gen_lib_call(g, depth); break;
     case X_LIB: gen_lib_pure(g, depth); break;
+    case X_MAP: gen_map_int(g, depth); break;
+    case X_STATE: gen_state_int(g, gen_pick_thread(g)); break;
     default: gen_leaf(g); break;
     }
     g->nenv = saved;

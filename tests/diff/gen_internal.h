@@ -47,6 +47,9 @@ typedef enum tkind {
     K_FLT,      /* float state */
     K_SUMST,    /* sum state */
     K_ERR,      /* fails for one input value (error injection only) */
+    K_MAP,      /* a map state {int: int} updated in place with update */
+    K_MAPR,     /* a map state with has, put and remove */
+    K_PEEK,     /* reads an earlier thread's state with state(t) */
     K_COUNT
 } tkind;
 
@@ -132,5 +135,8 @@ static inline int krnd(gen *g, int n)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return n <= 0 ? 0 : (int)((z ^ (z >> 31)) % (uint64_t)n);
 }
+void gen_map(gen *g, int depth);            /* a map {int: int} (gen_map.c) */
+void gen_map_int(gen *g, int depth);        /* an int read from maps, or from a state(t) */
+void gen_state_int(gen *g, int t);          /* an int from state(t) */
 
 #endif
