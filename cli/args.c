@@ -2,7 +2,7 @@
  *
  *   stc run [--json] [--workers N] [--reference] [--verify] [--stats]
  *           [--profile] [--trace OUT.json] [--queue-capacity N]
- *           [--input IN]... [--quiet] [--no-states] FILE
+ *           [--input IN]... [--quiet] [--no-states] [--mpi] FILE
  *   stc graph [--threads] [--svg OUT.svg] FILE
  *   stc check FILE
  *   stc help | --help | -h
@@ -149,6 +149,8 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
             rc = args_flag(arg, "--no-states", &out->no_states, err, errlen);
         } else if (run && args_is(arg, "--quiet")) {
             rc = args_flag(arg, "--quiet", &out->quiet, err, errlen);
+        } else if (run && args_is(arg, "--mpi")) {
+            rc = args_flag(arg, "--mpi", &out->mpi, err, errlen);
         } else if (run && args_is(arg, "--stats")) {
             rc = args_flag(arg, "--stats", &out->stats, err, errlen);
         } else if (run && args_is(arg, "--verify")) {

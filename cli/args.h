@@ -48,6 +48,7 @@ typedef struct cli_args {
     const char *inputs[CLI_MAX_INPUTS]; /* run: --input files of a stream program ("-": stdin) */
     int ninputs;
     bool quiet;         /* run: no progress line */
+    bool mpi;           /* run: one program on the ranks of an MPI job (cli/cluster.h) */
     bool no_states;     /* run: leave the final states out of the output */
     size_t max_line;    /* run: input line limit in bytes; 0: CLI_MAX_LINE.  Set
                            only by the tests, through $STC_TEST_MAX_LINE */

@@ -54,6 +54,9 @@ static void cli_after_run(const stc_result *res, const cli_args *a)
                 "peak in flight %lld (bound %lld), tuple tasks %lld, nested loops %lld\n",
                 st.workers, st.smaps_parallel, st.smaps_sequential, st.items, st.peak_in_flight,
                 st.max_in_flight, st.task_groups, st.smaps_looped);
+        if (st.remote_batches || st.remote_declined)
+            fprintf(stderr, "stats: remote batches %lld, bytes sent %lld, received %lld, declined %lld\n",
+                    st.remote_batches, st.remote_bytes_sent, st.remote_bytes_received, st.remote_declined);
     }
 }
 
@@ -76,7 +79,8 @@ static int cli_run_check_input(const stc_program *prog, const cli_args *a)
 }
 
 /* A plain run: results written as they complete, then the rest. */
-static int cli_run_once(stc_program *prog, const cli_args *a, stc_pool *pool, cli_inputs *ins)
+static int cli_run_once(stc_program *prog, const cli_args *a, stc_pool *pool, const stc_remote *remote,
+                        cli_inputs *ins)
 {
     cli_progress progress;
     cli_progress_start(&progress, ins && !a->quiet);
@@ -87,7 +91,7 @@ static int cli_run_once(stc_program *prog, const cli_args *a, stc_pool *pool, cl
     stc_stream io = {ins ? cli_inputs_counted : NULL, ins, cli_sink_fn, &sink};
     stc_run_opts opts = {.workers = pool ? 0 : a->workers, .queue_capacity = a->queue_capacity,
                          .reference = a->reference, .cancel = stc_cancel_new(), .profile = a->profile,
-                         .trace_path = a->trace, .pool = pool};
+                         .trace_path = a->trace, .pool = pool, .remote = remote};
     stc_result *res = NULL;
     cli_catch_signals(opts.cancel);
     int rc = stc_run_stream(prog, &opts, &io, &res);
@@ -160,7 +164,7 @@ static int cli_verify_states(stc_result *const res[2], const int rcs[2])
 /* --verify: the reference and the runtime on the same input, in memory;
  * their output (and error) collected and compared.  When they agree the
  * output is written as a plain run writes it. */
-static int cli_run_verify(stc_program *prog, const cli_args *a, cli_inputs *ins)
+static int cli_run_verify(stc_program *prog, const cli_args *a, const stc_remote *remote, cli_inputs *ins)
 {
     cli_memsrc mem = {0};
     int code = ins ? cli_memsrc_fill(&mem, ins) : CLI_EXIT_OK;
@@ -174,7 +178,8 @@ static int cli_run_verify(stc_program *prog, const cli_args *a, cli_inputs *ins)
         mem.next = 0;
         cli_sink sink = {.json = a->json, .no_states = a->no_states, .out = &out[r]};
         stc_stream io = {ins ? cli_memsrc_source : NULL, &mem, cli_sink_fn, &sink};
-        stc_run_opts o = {.workers = a->workers, .queue_capacity = a->queue_capacity, .reference = r == 0};
+        stc_run_opts o = {.workers = a->workers, .queue_capacity = a->queue_capacity, .reference = r == 0,
+                          .remote = r == 1 ? remote : NULL};
         rcs[r] = stc_run_stream(prog, &o, &io, &res[r]);
         if (rcs[r] == 0 && res[r]) code = cli_sink_finish(&sink, res[r]);
         outlen[r] = out[r].len;
@@ -214,15 +219,15 @@ static int cli_run_verify(stc_program *prog, const cli_args *a, cli_inputs *ins)
     return code;
 }
 
-int cli_run(stc_program *prog, const cli_args *a, stc_pool *pool)
+int cli_run(stc_program *prog, const cli_args *a, stc_pool *pool, const stc_remote *remote)
 {
     int code = cli_run_check_input(prog, a);
     if (code != CLI_EXIT_OK) return code;
     cli_inputs ins;
     bool takes = stc_program_takes_input(prog);
     if (takes && (code = cli_inputs_open(a, &ins)) != CLI_EXIT_OK) return code;
-    code = a->verify ? cli_run_verify(prog, a, takes ? &ins : NULL)
-                     : cli_run_once(prog, a, pool, takes ? &ins : NULL);
+    code = a->verify ? cli_run_verify(prog, a, remote, takes ? &ins : NULL)
+                     : cli_run_once(prog, a, pool, remote, takes ? &ins : NULL);
     if (takes) cli_inputs_close(&ins);
     return code;
 }

@@ -9,6 +9,7 @@
  *   stream.c  a run's input lines, result lines and progress line
  *   input.c   input lines read from files and pipes
  *   output.c  standard output written with write(2), its errors
+ *   cluster.c stc run --mpi: the ranks of an MPI job
  *   report.c  messages and exit codes for failures
  *   args.c    argv into a cli_args, the exit codes */
 #include <errno.h>
@@ -20,6 +21,7 @@
 
 #include "args.h"
 #include "graph.h"
+#include "cluster.h"
 #include "output.h"
 #include "report.h"
 #include "run.h"
@@ -30,7 +32,7 @@
 static const char cli_help[] =
     "usage: stc run [--json] [--workers N] [--reference] [--verify] [--stats]\n"
     "               [--profile] [--trace OUT.json] [--queue-capacity N]\n"
-    "               [--input IN]... [--quiet] [--no-states] FILE.stc\n"
+    "               [--input IN]... [--quiet] [--no-states] [--mpi] FILE.stc\n"
     "       stc check FILE.stc\n"
     "       stc graph [--threads] [--svg OUT.svg] FILE.stc\n"
     "       stc help | --help\n"
@@ -69,6 +71,12 @@ static const char cli_help[] =
     "  --quiet             no progress line (shown on stderr when it is a terminal)\n"
     "  --no-states         leave the final states out: no NAME = VALUE lines; with\n"
     "                      --json no \"states\" member (a stream: no states line)\n"
+    "  --mpi               run as one rank of an MPI job: mpirun -q -np K stc run --mpi ...\n"
+    "                      runs the program once for all K ranks; rank 0 reads the\n"
+    "                      program and the input and prints; output and exit code are\n"
+    "                      those of stc run; the other ranks run the replicated\n"
+    "                      stages that call no thread (docs/CLUSTER.md).  Exit 64\n"
+    "                      in a build without MPI\n"
     "\n"
     "Options of graph:\n"
     "  --threads           the threads as edges between their input and output types\n"
@@ -139,13 +147,24 @@ static int cli_read_file(const char *path, char **data, size_t *len)
     return 0;
 }
 
-/* Compiles the file; on failure prints why and returns the exit code. */
-static int cli_compile(const char *path, stc_env **env, stc_program **prog)
+/* Reads the program file (cli_read_file); on failure prints why and
+ * returns the exit code.  With --mpi, rank 0 reads it and every rank gets
+ * rank 0's text (or its failure). */
+static int cli_load(const char *path, bool mpi, int rank, char **src, size_t *len)
 {
     const char *name = strcmp(path, "-") ? path : "<stdin>";
-    char *src;
-    size_t len;
-    int err = cli_read_file(path, &src, &len);
+    int err = 0;
+    *src = NULL;
+    *len = 0;
+    if (rank == 0) err = cli_read_file(path, src, len);
+    if (mpi) {
+        int code = cli_cluster_share_program(&err, src, len);
+        if (code) {
+            free(*src);
+            *src = NULL;
+            return code;
+        }
+    }
     if (err == ENOMEM) return cli_oom();
     if (err == EFBIG) {
         fprintf(stderr, "%s: error: the program is larger than %zu MiB, the limit\n", name, CLI_MAX_PROGRAM >> 20);
@@ -155,6 +174,14 @@ static int cli_compile(const char *path, stc_env **env, stc_program **prog)
         fprintf(stderr, "stc: cannot read '%s': %s\n", name, strerror(err));
         return CLI_EXIT_NOINPUT;
     }
+    return CLI_EXIT_OK;
+}
+
+/* Compiles the program text src (consumed); on failure prints why and
+ * returns the exit code. */
+static int cli_compile(const char *path, char *src, size_t len, stc_env **env, stc_program **prog)
+{
+    const char *name = strcmp(path, "-") ? path : "<stdin>";
     *env = stc_env_new();
     if (!*env) {
         free(src);
@@ -192,8 +219,15 @@ static int cli_main(int argc, char **argv)
 {
     cli_args a;
     char err[512];
-    if (cli_parse_args(argc, argv, getenv("STC_QUEUE_CAPACITY"), &a, err, sizeof err) != 0)
+    if (cli_parse_args(argc, argv, getenv("STC_QUEUE_CAPACITY"), &a, err, sizeof err) != 0) {
+        /* Under mpirun every rank has the same bad argv: rank 0 says it
+         * and exits 64, the others end quietly with 0 (mpirun would
+         * otherwise stop rank 0 at the first rank exiting non-zero,
+         * perhaps before it has said why). */
+        for (int i = 1; i < argc; i++)
+            if (argv[i] && !strcmp(argv[i], "--mpi") && cli_cluster_env_says_not_rank0()) return CLI_EXIT_OK;
         return cli_usage(err);
+    }
     if (a.cmd == CLI_CMD_HELP) return cli_output_text(cli_help);
     if (a.cmd == CLI_CMD_VERSION) return cli_output_text("stc " STC_VERSION_STRING "\n");
     /* The tests' way to a small input line limit (tests/cli/run.sh). */
@@ -201,6 +235,12 @@ static int cli_main(int argc, char **argv)
     int ml = 0;
     if (max_line && *max_line && cli_parse_int(max_line, 1, 1 << 30, &ml) == 0) a.max_line = (size_t)ml;
 
+    /* --mpi: join the job first; ranks other than 0 print nothing. */
+    int rank = 0, size = 1;
+    if (a.mpi) {
+        int code = cli_cluster_init(&rank, &size);
+        if (code) return code;
+    }
     stc_env *env = NULL;
     stc_program *prog = NULL;
     /* Start the workers before compiling: a new thread often begins on the
@@ -208,16 +248,31 @@ static int cli_main(int argc, char **argv)
      * move it; compiling covers that instead of the program's first smap.
      * If the pool cannot be made, the run makes its own. */
     stc_pool *pool = NULL;
-    if (a.cmd == CLI_CMD_RUN && !a.reference && !a.verify) {
+    if (a.cmd == CLI_CMD_RUN && !a.reference && !a.verify && rank == 0) {
         long n = a.workers ? a.workers : sysconf(_SC_NPROCESSORS_ONLN);
+        /* --mpi: a worker waits for the batch it sent to another rank
+         * (cli/cluster.c), so by default rank 0 gets one more per batch
+         * the other ranks can hold. */
+        if (a.mpi && !a.workers && cli_cluster_remote()) n += (long)cli_cluster_remote_slots();
         if (n > 1) pool = stc_pool_new((int)(n > CLI_MAX_WORKERS ? CLI_MAX_WORKERS : n));
     }
-    int code = cli_compile(a.file, &env, &prog);
+    char *src = NULL;
+    size_t len = 0;
+    int code = cli_load(a.file, a.mpi, rank, &src, &len);
+    if (code == CLI_EXIT_OK) code = cli_compile(a.file, src, len, &env, &prog);
+    else free(src);
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_GRAPH) code = cli_graph(prog, &a);
-    if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN) code = cli_run(prog, &a, pool);
+    /* With --mpi, rank 0 runs the program and prints; the other ranks
+     * answer the batches it sends them (cli/cluster.c). */
+    bool serving = a.mpi && code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN;
+    if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN && rank == 0)
+        code = cli_run(prog, &a, pool, a.mpi ? cli_cluster_remote() : NULL);
+    if (serving && rank != 0) code = cli_cluster_serve(prog);
+    if (serving && rank == 0) cli_cluster_stop_servers(a.stats);
     stc_program_free(prog);
     stc_env_free(env);
     stc_pool_free(pool);
+    if (a.mpi) code = cli_cluster_finish(code);
     return code;
 }
 

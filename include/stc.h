@@ -361,7 +361,39 @@ typedef struct stc_run_opts {
     stc_cancel *cancel;   /* NULL: the run cannot be cancelled */
     stc_pool *pool;       /* NULL: a pool for this run; else its workers (then
                              `workers` must be 0 or the pool's count) */
+    const struct stc_remote *remote; /* NULL: every stage runs here; else where
+                             replicated stages may send batches (below) */
 } stc_run_opts;
+
+/* ---- Remote executors (stc run --mpi) -----------------------------------
+ * A run may hand a batch of items at a replicated pipeline stage to
+ * another process running the same program text: libstc encodes the
+ * request (which smap, stage and function, by numbers every compile of
+ * the text agrees on; the closure's captures; each item's frame), the
+ * host's transport carries it to a process that answers it with
+ * stc_remote_server_handle, and libstc adopts the reply (the frames the
+ * stage wrote, or an item's error, exactly as if the stage had run here).
+ * Only replicated stages that call no thread and no function value are
+ * sent; anything that cannot travel (user objects, a transport failure,
+ * a malformed reply) runs here instead, so the results never change.
+ * libstc knows nothing of the transport (the stc command's is MPI). */
+typedef struct stc_remote {
+    /* Sends req[0, len) and waits for the reply: 0 with *reply (malloc'd,
+     * libstc frees it) and *reply_len, or a negative code (the batch then
+     * runs here).  Called from pool workers, several at once. */
+    int (*call)(void *ud, const void *req, size_t len, void **reply, size_t *reply_len);
+    void *ud;
+} stc_remote;
+
+/* The answering side: one per serving process and program (not thread
+ * safe: one request at a time). */
+typedef struct stc_remote_server stc_remote_server;
+stc_remote_server *stc_remote_server_new(const stc_program *prog); /* NULL: out of memory */
+/* Answers one request: 0 with *reply (malloc'd) and *reply_len; STC_EINVAL
+ * for a malformed request or one this program cannot have sent, STC_ENOMEM.
+ * An item's runtime error is part of a successful reply. */
+int stc_remote_server_handle(stc_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len);
+void stc_remote_server_free(stc_remote_server *s);
 
 typedef struct stc_result stc_result;
 
@@ -413,6 +445,10 @@ typedef struct stc_run_stats {
                                     calling thread so that the smaps inside them could run
                                     as pipelines (nested smaps; these count in neither
                                     smaps_parallel nor smaps_sequential) */
+    long long remote_batches;    /* batches a remote executor ran (opts.remote) */
+    long long remote_bytes_sent; /* their requests' bytes */
+    long long remote_bytes_received; /* their replies' bytes */
+    long long remote_declined;   /* batches sent but run here (transport failure, bad reply) */
 } stc_run_stats;
 stc_run_stats stc_result_stats(const stc_result *r);
 

@@ -32,7 +32,9 @@
  * combination; default: ref only. --perturb SEED runs the runtime with
  * schedule perturbation (random yields and sleeps in the scheduler) and
  * --watchdog MS makes a pipeline running longer than MS print its queues
- * and abort.  Modes and runs go through tests/support/run_modes.h; uses
+ * and abort.  --remote gives every runtime run a remote executor
+ * (tests/support/remote_fake.h: a server thread with its own compile of
+ * the test), so the replicated stages that may go run there.  Modes and runs go through tests/support/run_modes.h; uses
  * only the public API (stc.h). Ends
  * with "lang: N passed, N failed"; exit status 1 when anything failed. */
 #include <dirent.h>
@@ -43,6 +45,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "remote_fake.h"
 #include "run_modes.h"
 #include "stc.h"
 
@@ -77,8 +80,10 @@ typedef struct lr_state {
     lr_mode modes[LR_MAX_MODES];
     int nmodes;
     bool verbose;
+    bool remote;     /* --remote */
     const char *filter;
     int passed, failed;
+    long long remote_batches; /* served by the fake executors */
 } lr_state;
 
 static void lr_fail(lr_state *st, const lr_test *t, const char *mode, const char *fmt, ...)
@@ -274,9 +279,10 @@ static int lr_sink(void *ud, long long index, stc_value v, stc_ctx *cx)
 }
 
 static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_program *prog,
-                         const lr_mode *m)
+                         const lr_mode *m, const stc_remote *remote)
 {
     stc_run_opts opts = trun_opts(&m->mode);
+    if (!m->mode.reference) opts.remote = remote;
     lr_io io = {.t = t};
     bool streams = stc_program_takes_input(prog);
     trun_outcome o;
@@ -331,7 +337,14 @@ static void lr_run_test(lr_state *st, const lr_test *t, const char *file, const 
                 text ? text : stc_strerror(rc));
         free(text);
     } else {
-        for (int i = 0; i < st->nmodes; i++) lr_check_run(st, t, file, prog, &st->modes[i]);
+        stc_program *twin = NULL;
+        tfake *fake = NULL;
+        if (st->remote && (stc_compile(env, src, len, file, &twin, NULL) != 0 || !(fake = tfake_start(twin, TFAKE_SERVE))))
+            lr_fail(st, t, "remote", "  could not start the fake remote executor\n");
+        for (int i = 0; i < st->nmodes; i++)
+            lr_check_run(st, t, file, prog, &st->modes[i], fake ? tfake_remote(fake) : NULL);
+        if (fake) st->remote_batches += tfake_stop(fake, NULL, NULL);
+        stc_program_free(twin);
     }
     stc_program_free(prog);
     stc_diags_free(diags);
@@ -484,9 +497,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--perturb") && i + 1 < argc) perturb = (unsigned)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--watchdog") && i + 1 < argc) watchdog_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-v")) st.verbose = true;
+        else if (!strcmp(argv[i], "--remote")) st.remote = true;
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: lang_runner [--workers ref,1,2] [--queue-capacity 1,0] [-v] "
-                            "[--filter S] [--perturb SEED] [--watchdog MS] PATH...\n");
+                            "[--filter S] [--perturb SEED] [--watchdog MS] [--remote] PATH...\n");
             return 2;
         } else argv[npaths++ + 1] = argv[i];
     }
@@ -496,5 +510,10 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < npaths; i++) lr_run_path(&st, argv[i + 1]);
     printf("lang: %d passed, %d failed\n", st.passed, st.failed);
+    if (st.remote) {
+        /* the executors must have run something, or --remote tests nothing */
+        printf("lang: %lld batches ran on the fake remote executors\n", st.remote_batches);
+        if (st.remote_batches == 0) return 1;
+    }
     return st.failed || !st.passed ? 1 : 0;
 }

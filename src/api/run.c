@@ -102,7 +102,7 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testi
         }
         flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
                         .perturb_seed = t->perturb_seed, .watchdog_ms = t->watchdog_ms, .profile = o.profile,
-                        .trace = trace, .pool = pool};
+                        .trace = trace, .pool = pool, .remote = o.remote};
         rt = stc__flow_runtime_new(p, &fo);
         if (!rt) {
             stc__trace_close(trace);

@@ -146,7 +146,21 @@ typedef struct flow_plan {
     const int *shard_thread; /* per shard map: its keyed thread (nshards maps in a row each) */
     int call_depth;       /* deepest depth (relative) of a call planned in place, where
                              the evaluator checks the depth limit; -1: none */
+    uint64_t remote_ok;   /* bit t: stage t may run on a remote executor (remote.c) */
 } flow_plan;
+
+/* ---- Remote stages (remote.c) ----------------------------------------------- */
+
+/* The stages (bits 0..63) of a function's plan that may run in another
+ * process: replicated, and every step evaluating only what calls no
+ * thread, no function value, no smap (through the functions it calls). */
+uint64_t stc__flow_remote_stages(flow_info *fi, const flow_plan *pl);
+
+/* The answering side of stc_remote (include/stc.h). */
+typedef struct flow_remote_server flow_remote_server;
+flow_remote_server *stc__flow_remote_server_new(const ir_program *p);
+int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len);
+void stc__flow_remote_server_free(flow_remote_server *s);
 
 /* The plan for smap node `smap` mapping fn (or thread when fn is NULL).
  * NULL when out of memory. */
@@ -210,6 +224,7 @@ typedef struct flow_opts {
     bool profile;          /* measure every stage (stc__flow_runtime_profile) */
     struct trace_writer *trace; /* record stage activations and parking (NULL: off) */
     struct sched_pool *pool;    /* the host's pool (kept), or NULL: made when needed */
+    const struct stc_remote *remote; /* where replicated stages may run (NULL: here) */
 } flow_opts;
 
 /* NULL when out of memory or an option is out of range. */

@@ -5,6 +5,8 @@
 #ifndef STC_FLOW_INTERNAL_H
 #define STC_FLOW_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "eval/eval_runtime.h"
 #include "flow/flow.h"
 #include "sched/sched.h"
@@ -93,7 +95,20 @@ struct flow_runtime {
     int ntasks, tasks_cap;
     eval_runtime_hooks hooks;
     stc_run_stats stats;     /* what the runtime did (main thread only) */
+    /* Remote stages (remote.c): the host's executor (call NULL: none), the
+     * smap and function numbers it names them by (made with the runtime),
+     * and counters any worker adds to (atomic). */
+    stc_remote remote;
+    struct flow_remote_names *rnames;
+    atomic_llong remote_batches, remote_sent, remote_received, remote_declined;
 };
+
+/* ---- Remote stages (remote.c) ---- */
+
+/* Numbers both ends agree on: smap nodes in source order, functions by
+ * funtable.  NULL when out of memory. */
+struct flow_remote_names *stc__flow_remote_names_new(const ir_program *p);
+void stc__flow_remote_names_free(struct flow_remote_names *n);
 
 /* Creates the pool and the worker contexts if not done yet; -1 on OOM
  * (runtime.c). */

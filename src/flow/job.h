@@ -106,6 +106,23 @@ void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index);
  * (FLOW_OUTPUT_STAGE). */
 sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
 
+/* Loads the frames of the batch's live items (stage 0 does it as it goes;
+ * a remote stage needs them first): SCHED_STOP after an item failed, its
+ * error recorded (steps.c). */
+sched_status stc__flow_load_batch(flow_job *job, eval_ctx *cx, flow_batch *b);
+
+/* Runs stage `stage`'s steps on one loaded item frame; *ran: any step ran.
+ * 0 or the failing step's code, its error in cx (steps.c). */
+int stc__flow_item_steps(flow_job *job, eval_ctx *cx, int stage, stc_value *slots, uint8_t *flags, bool *ran);
+
+/* Offers stage `stage` of the batch to the runtime's remote executor
+ * (remote.c): true when it ran there (or failed there: *status, *nran,
+ * and in *wait_ns the time spent waiting for the reply), false when the
+ * stage must run here (not remote, or the batch could not go or come back:
+ * the batch is then as it was, its frames loaded). */
+bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *b, sched_status *status, int *nran,
+                            uint64_t *wait_ns);
+
 /* Accounts an activation of stage (FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE
  * included) by worker from t0 to t1, over nran items of batch seq, in the
  * profile and the trace; job->prof is set (profiling.c). */

@@ -33,6 +33,18 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
         return NULL;
     }
     rt->fi->nshards = stc__flow_shards_for(o->workers);
+    atomic_init(&rt->remote_batches, 0);
+    atomic_init(&rt->remote_sent, 0);
+    atomic_init(&rt->remote_received, 0);
+    atomic_init(&rt->remote_declined, 0);
+    if (o->remote && o->remote->call) {
+        rt->remote = *o->remote;
+        if (!(rt->rnames = stc__flow_remote_names_new(p))) {
+            stc__flow_info_free(rt->fi);
+            free(rt);
+            return NULL;
+        }
+    }
     return rt;
 }
 
@@ -53,12 +65,21 @@ void stc__flow_runtime_free(flow_runtime *rt)
     free(rt->uses);
     free(rt->tasks); /* the plans are in fi->mem */
     stc__flow_info_free(rt->fi);
+    stc__flow_remote_names_free(rt->rnames);
     free(rt);
 }
 
 const eval_runtime_hooks *stc__flow_runtime_hooks(flow_runtime *rt) { return &rt->hooks; }
 
-stc_run_stats stc__flow_runtime_stats(const flow_runtime *rt) { return rt->stats; }
+stc_run_stats stc__flow_runtime_stats(const flow_runtime *rt)
+{
+    stc_run_stats st = rt->stats;
+    st.remote_batches = atomic_load(&rt->remote_batches);
+    st.remote_bytes_sent = atomic_load(&rt->remote_sent);
+    st.remote_bytes_received = atomic_load(&rt->remote_received);
+    st.remote_declined = atomic_load(&rt->remote_declined);
+    return st;
+}
 
 int stc__flow_start_pool(flow_runtime *rt)
 {

@@ -170,6 +170,45 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
     return status;
 }
 
+sched_status stc__flow_load_batch(flow_job *job, eval_ctx *cx, flow_batch *b)
+{
+    const flow_plan *pl = job->plan;
+    sched_status status = SCHED_CONTINUE;
+    for (int i = 0; i < b->n && !b->loaded; i++) {
+        if (b->dead[i]) continue;
+        stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
+        cx->item = (long long)(b->first + (size_t)i);
+        cx->thread = job->thread;
+        int rc = cx->cancel ? stc__eval_check_cancel(cx, job->loc) : 0;
+        if (rc == 0) rc = flow_load(job, cx, b, i, slots);
+        if (rc) {
+            stc__eval_oom(cx, job->loc);
+            stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            status = SCHED_STOP;
+        }
+    }
+    b->loaded = true;
+    return status;
+}
+
+int stc__flow_item_steps(flow_job *job, eval_ctx *cx, int stage, stc_value *slots, uint8_t *flags, bool *ran)
+{
+    const flow_plan *pl = job->plan;
+    const flow_stage *st = &pl->stages[stage];
+    eval_frame fr = {slots, pl->fn};
+    int rc = 0;
+    *ran = false;
+    for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
+        const flow_step *s = &pl->steps[k];
+        if (s->guard < 0 || flags[s->guard]) {
+            rc = flow_step_run(job, cx, s, &fr, flags);
+            *ran = true;
+        }
+    }
+    return rc;
+}
+
 /* ---- The stage function ----------------------------------------------------------- */
 
 /* A stream's last stage (serial): the batch's results to the sink, in order. */
@@ -218,13 +257,16 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     eval_ctx *cx = &job->rt->wcx[worker].cx;
     if (stage == job->plan->nstages) return flow_output(job, cx, b, worker, sb->seq);
     cx->stack_base = 0; /* this activation may run on another thread than the last */
-    uint64_t t0 = flow_now_ns();
+    uint64_t t0 = flow_now_ns(), wait_ns = 0;
     int nran;
-    sched_status status = flow_stage_items(job, cx, stage, b, &nran);
+    sched_status status;
+    if (!(job->rt->remote.call && stage < 64 && (job->plan->remote_ok >> stage & 1) &&
+          stc__flow_remote_stage(job, cx, stage, b, &status, &nran, &wait_ns)))
+        status = flow_stage_items(job, cx, stage, b, &nran);
     b->loaded = true; /* frames of items that died before loading hold units: harmless */
     if (job->decided_at) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();
-    b->busy_ns += t1 - t0;
+    b->busy_ns += t1 - t0 - wait_ns; /* a remote reply's latency is not work per item here */
     if (job->prof) stc__flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
     return status;
 }

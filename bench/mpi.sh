@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench/mpi.sh - what `mpirun -np K stc run --mpi` costs and gains against
+# `stc run` on one machine (issue 14 item 6).  Runs each program below as
+# `stc run --workers N` and under `mpirun -np K ... --mpi --workers N` for
+# K = 1..--ranks, interleaved, and prints the medians of wall time and of
+# CPU time (user + sys of mpirun and every rank: /usr/bin/time counts the
+# children it waits for), with the load average.
+#
+#   bash bench/mpi.sh [--runs N] [--workers N] [--ranks K] [--lines N]
+#                     [--build DIR] [--dir DIR]
+#
+#   --runs N     runs per measurement, the median is reported (default 5)
+#   --workers N  worker threads per rank (default 2)
+#   --ranks K    the largest rank count (default 4)
+#   --lines N    logstats input lines (default 200000), made once by
+#                examples/logstats/gen_log into --dir
+#   --build DIR  the build holding stc (with MPI) and gen_log (default build)
+#   --dir DIR    where the input is made (default /tmp/stc-bench-mpi)
+#
+# The other ranks run replicated stages that call no thread (docs/CLUSTER.md):
+# `pure` is all such work, logstats's parse stage is, the demo and
+# comp_write (thread calls: serial or thread-calling stages) stay on rank 0,
+# so for those the K > 1 columns measure the price of the job (starting K
+# processes, each loading Open MPI and compiling the program, then waiting).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+runs=5 workers=2 ranks=4 lines=200000 build=build dir=/tmp/stc-bench-mpi
+usage() { sed -n '2,24s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+        --workers) workers=${2:?--workers needs a number}; shift 2 ;;
+        --ranks) ranks=${2:?--ranks needs a number}; shift 2 ;;
+        --lines) lines=${2:?--lines needs a number}; shift 2 ;;
+        --build) build=${2:?--build needs a directory}; shift 2 ;;
+        --dir) dir=${2:?--dir needs a directory}; shift 2 ;;
+        -h|--help) usage 0 ;;
+        *) echo "bench/mpi.sh: unknown option $1" >&2; usage 64 ;;
+    esac
+done
+stc=$build/stc
+[ -x "$stc" ] || { echo "bench/mpi.sh: no $stc: build first (make test)" >&2; exit 66; }
+command -v mpirun >/dev/null || { echo "bench/mpi.sh: mpirun not found (apt-get install openmpi-bin)" >&2; exit 69; }
+if "$stc" run --mpi /dev/null 2>&1 </dev/null | grep -q "built without MPI"; then
+    echo "bench/mpi.sh: $stc was built without MPI (apt-get install libopenmpi-dev; cmake -DSTC_MPI=ON)" >&2
+    exit 69
+fi
+mpirun=(mpirun -q --oversubscribe)
+[ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+
+mkdir -p "$dir"
+log=$dir/access-$lines.log
+[ -s "$log" ] || "$build/examples/logstats/gen_log" "$lines" 7 >"$log"
+
+# name|program|options
+progs=(
+    "hello|examples/demo.stc|"
+    "comp_write (paper, 50 x 2 ms items)|bench/paper/comp_write.stc|"
+    "pure (64 x 2 ms items, replicated)|bench/mpi/pure.stc|"
+    "logstats $lines lines|examples/logstats/logstats.stc|--quiet --input $log"
+)
+
+# measure CMD...: "wall cpu" of one run, the output checked against $ref.
+measure() {
+    /usr/bin/time -o "$dir/time" -f "%e %U %S" "$@" >"$dir/out" 2>/dev/null
+    cmp -s "$dir/out" "$dir/ref" || { echo "bench/mpi.sh: output differs: $*" >&2; exit 1; }
+    tail -1 "$dir/time" | awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }'
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $runs runs each, --workers $workers"
+printf '%-40s %-10s %10s %10s\n' program mode "wall s" "CPU s"
+for p in "${progs[@]}"; do
+    IFS='|' read -r name prog opts <<<"$p"
+    read -r -a o <<<"$opts"
+    "$stc" run --workers "$workers" "${o[@]}" "$prog" >"$dir/ref"
+    declare -A wall=() cpu=()
+    for ((r = 0; r < runs; r++)); do
+        read -r w c < <(measure "$stc" run --workers "$workers" "${o[@]}" "$prog")
+        wall[one]+="$w "; cpu[one]+="$c "
+        for ((k = 1; k <= ranks; k++)); do
+            read -r w c < <(measure "${mpirun[@]}" -np "$k" "$stc" run --mpi --workers "$workers" "${o[@]}" "$prog")
+            wall[$k]+="$w "; cpu[$k]+="$c "
+        done
+    done
+    for m in one $(seq 1 "$ranks"); do
+        label=$([ "$m" = one ] && echo "stc run" || echo "-np $m")
+        printf '%-40s %-10s %10s %10s\n' "$name" "$label" \
+            "$(tr ' ' '\n' <<<"${wall[$m]}" | grep . | median)" "$(tr ' ' '\n' <<<"${cpu[$m]}" | grep . | median)"
+    done
+    unset wall cpu
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

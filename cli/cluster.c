@@ -1,0 +1,363 @@
+/* cluster.c - `stc run --mpi` over MPI (cli/cluster.h).
+ *
+ * Rank 0 reads the program and sends its text to every rank (so the other
+ * hosts need not see the file), every rank compiles it, rank 0 runs it and
+ * prints, handing libstc a remote executor (stc_remote) over the other
+ * ranks, which answer its batches of replicated stages meanwhile; then
+ * every rank ends with rank 0's exit code.  Waits never block in MPI
+ * (its blocking calls poll a core at 100%, which on a shared machine
+ * would slow rank 0 down): they poll with short sleeps (docs/DESIGN.md,
+ * "The distributed runtime").
+ *
+ * MPI_THREAD_MULTIPLE is asked for; during the run rank 0's pool workers
+ * call MPI, one at a time (remote_lock); libstc knows nothing of MPI. */
+#include "cluster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+
+bool cli_cluster_env_says_not_rank0(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && *v) return strcmp(v, "0") != 0;
+    }
+    return false;
+}
+
+#ifndef STC_HAVE_MPI
+
+bool cli_cluster_built(void) { return false; }
+
+int cli_cluster_init(int *rank, int *size)
+{
+    *rank = 0;
+    *size = 1;
+    fputs("stc: --mpi: this stc was built without MPI (install libopenmpi-dev and "
+          "openmpi-bin, then build with cmake -DSTC_MPI=ON; see docs/CLUSTER.md)\n"
+          "Run 'stc --help' for usage.\n",
+          stderr);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_cluster_share_program(int *err, char **data, size_t *len)
+{
+    (void)err, (void)data, (void)len;
+    return CLI_EXIT_USAGE;
+}
+
+int cli_cluster_finish(int code) { return code; }
+
+const struct stc_remote *cli_cluster_remote(void) { return NULL; }
+
+int cli_cluster_remote_slots(void) { return 0; }
+
+int cli_cluster_serve(struct stc_program *prog)
+{
+    (void)prog;
+    return CLI_EXIT_USAGE;
+}
+
+void cli_cluster_stop_servers(bool stats) { (void)stats; }
+
+#else
+
+#include <fcntl.h>
+#include <limits.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stc.h"
+
+/* This process's rank, and where its fault messages go (the real standard
+ * error, kept when ranks other than 0 are silenced).  Set once by
+ * cli_cluster_init on the main thread. */
+static int mpi_rank, mpi_size;
+static int mpi_err_fd = 2;
+static bool mpi_threads_ok; /* MPI may be called from any thread, one at a time */
+
+bool cli_cluster_built(void) { return true; }
+
+/* A fault message on the real standard error, naming the rank. */
+static int mpi_fault(int code, const char *what, int mpi_rc)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    if (MPI_Error_string(mpi_rc, text, &n) != MPI_SUCCESS) n = 0;
+    text[n] = '\0';
+    dprintf(mpi_err_fd, "stc: rank %d: %s failed: %s\n", mpi_rank, what, n ? text : "MPI error");
+    return code;
+}
+
+int cli_cluster_init(int *rank, int *size)
+{
+    *rank = 0;
+    *size = 1;
+    int provided = 0;
+    int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
+    mpi_threads_ok = provided >= MPI_THREAD_SERIALIZED;
+    if (rc != MPI_SUCCESS) return mpi_fault(CLI_EXIT_OSERR, "MPI_Init", rc);
+    /* Errors come back as codes, to be reported with the rank, not abort. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    mpi_rank = *rank;
+    mpi_size = *size;
+    if (*rank != 0) {
+        int keep = dup(2), null = open("/dev/null", O_WRONLY);
+        if (keep >= 0) mpi_err_fd = keep;
+        if (null >= 0) {
+            dup2(null, 1);
+            dup2(null, 2);
+            close(null);
+        }
+    }
+    return 0;
+}
+
+/* A rank that fails ends the whole job: its message, then MPI_Abort, which
+ * makes mpirun stop every rank (and say which one aborted) rather than
+ * leave the others waiting for it. */
+static int mpi_fail(int code, const char *what, int mpi_rc)
+{
+    mpi_fault(code, what, mpi_rc);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    return code; /* not reached */
+}
+
+/* The tests' way to a failing broadcast (tests/mpi/run.sh): the rank
+ * named by STC_TEST_MPI_FAIL fails its first one. */
+static bool mpi_test_fail(void)
+{
+    static bool done;
+    const char *v = getenv("STC_TEST_MPI_FAIL");
+    if (done || !v || !*v || atoi(v) != mpi_rank) return false;
+    return done = true;
+}
+
+/* A broadcast from rank 0 that the other ranks wait for by polling every
+ * millisecond rather than MPI's busy wait. */
+static int mpi_bcast(void *p, int count, MPI_Datatype type, const char *what)
+{
+    MPI_Request req;
+    int rc = mpi_test_fail() ? MPI_ERR_OTHER : MPI_Ibcast(p, count, type, 0, MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS) return mpi_fail(CLI_EXIT_OSERR, what, rc);
+    for (;;) {
+        int done = 0;
+        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return mpi_fail(CLI_EXIT_OSERR, what, rc);
+        if (done) return 0;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+}
+
+int cli_cluster_share_program(int *err, char **data, size_t *len)
+{
+    /* {errno, length}: the length fits 64 bits (the program is at most 64 MiB). */
+    long long head[2] = {*err, *err ? 0 : (long long)*len};
+    int code = mpi_bcast(head, 2, MPI_LONG_LONG, mpi_rank ? "receiving the program's size" : "sending the program's size");
+    if (code) return code;
+    *err = (int)head[0];
+    if (*err || head[1] == 0) return 0;
+    if (mpi_rank != 0) {
+        *len = (size_t)head[1];
+        if (!(*data = malloc(*len))) {
+            dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+            return CLI_EXIT_OSERR;
+        }
+    }
+    return mpi_bcast(*data, (int)head[1], MPI_CHAR, mpi_rank ? "receiving the program" : "sending the program");
+}
+
+int cli_cluster_finish(int code)
+{
+    int shared = code;
+    if (mpi_bcast(&shared, 1, MPI_INT, mpi_rank ? "receiving the exit code" : "sending the exit code") == 0)
+        code = shared;
+    MPI_Finalize();
+    return code;
+}
+
+/* ---- Remote stages: rank 0 sends batches, the others answer ----------------
+ *
+ * libstc's pool workers on rank 0 call remote_call (stc_remote.call), each
+ * waiting for its own reply; every MPI call during the run goes through
+ * remote_lock (MPI_THREAD_SERIALIZED is enough: Open MPI 4.1 here gives
+ * MPI_THREAD_MULTIPLE, but its TCP transport has a lock-order inversion
+ * under TSan, tests/mpi/tsan.supp).  Waiting polls with short sleeps, as
+ * above, since Open MPI's blocking calls spin.  A request goes to the rank
+ * with the fewest batches away, at most REMOTE_CREDITS per rank (workers
+ * beyond that wait for a credit), so memory stays bounded for any stream
+ * length.  Its tag is the caller's credit slot + 1, unique while it is
+ * away, so each reply finds its caller; tag 0 from rank 0 says stop. */
+
+#define REMOTE_CREDITS 2
+#define REMOTE_POLL_NS 20000 /* 20 us between polls */
+
+typedef struct remote_peer {
+    int away;                 /* batches there now (remote_lock) */
+    bool slot_used[REMOTE_CREDITS]; /* (remote_lock) */
+    long long batches, sent, received; /* (remote_lock) */
+} remote_peer;
+
+static pthread_mutex_t remote_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t remote_credit = PTHREAD_COND_INITIALIZER;
+static remote_peer *remote_peers; /* [mpi_size], rank 0's unused; made by cli_cluster_remote */
+
+static void remote_nap(void) { nanosleep(&(struct timespec){0, REMOTE_POLL_NS}, NULL); }
+
+static int remote_call(void *ud, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    (void)ud;
+    if (len > INT_MAX) return STC_ELIMIT; /* runs on rank 0 */
+    pthread_mutex_lock(&remote_lock);
+    int peer = -1, slot = -1;
+    for (;;) {
+        for (int r = 1; r < mpi_size; r++)
+            if (remote_peers[r].away < REMOTE_CREDITS && (peer < 0 || remote_peers[r].away < remote_peers[peer].away))
+                peer = r;
+        if (peer >= 0) break;
+        pthread_cond_wait(&remote_credit, &remote_lock);
+    }
+    remote_peer *pp = &remote_peers[peer];
+    for (slot = 0; pp->slot_used[slot]; slot++) {}
+    pp->slot_used[slot] = true;
+    pp->away++;
+    MPI_Request sreq;
+    int rc = MPI_Isend(req, (int)len, MPI_BYTE, peer, slot + 1, MPI_COMM_WORLD, &sreq);
+    if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "sending a batch", rc);
+    bool sent = false;
+    MPI_Message msg;
+    MPI_Status st;
+    for (;;) {
+        int done = 0;
+        if (!sent) {
+            if ((rc = MPI_Test(&sreq, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                mpi_fail(CLI_EXIT_OSERR, "sending a batch", rc);
+            sent = done;
+            done = 0;
+        }
+        if (sent) {
+            if ((rc = MPI_Improbe(peer, slot + 1, MPI_COMM_WORLD, &done, &msg, &st)) != MPI_SUCCESS)
+                mpi_fail(CLI_EXIT_OSERR, "waiting for a batch", rc);
+            if (done) break;
+        }
+        pthread_mutex_unlock(&remote_lock);
+        remote_nap();
+        pthread_mutex_lock(&remote_lock);
+    }
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    void *buf = malloc(count > 0 ? (size_t)count : 1);
+    if (!buf) {
+        dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+    }
+    if ((rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        mpi_fail(CLI_EXIT_OSERR, "receiving a batch", rc);
+    pp->slot_used[slot] = false;
+    pp->away--;
+    pp->batches++;
+    pp->sent += (long long)len;
+    pp->received += count;
+    pthread_cond_broadcast(&remote_credit);
+    pthread_mutex_unlock(&remote_lock);
+    *reply = buf;
+    *reply_len = (size_t)count; /* empty: the rank refused it (the batch runs on rank 0) */
+    return 0;
+}
+
+static const stc_remote remote_mpi = {remote_call, NULL};
+
+const struct stc_remote *cli_cluster_remote(void)
+{
+    const char *local = getenv("STC_MPI_LOCAL");
+    if (mpi_rank != 0 || mpi_size < 2 || !mpi_threads_ok || (local && !strcmp(local, "1"))) return NULL;
+    if (!remote_peers && !(remote_peers = calloc((size_t)mpi_size, sizeof *remote_peers))) return NULL;
+    return &remote_mpi;
+}
+
+int cli_cluster_remote_slots(void) { return REMOTE_CREDITS * (mpi_size - 1); }
+
+int cli_cluster_serve(struct stc_program *prog)
+{
+    stc_remote_server *server = prog ? stc_remote_server_new(prog) : NULL;
+    if (prog && !server) {
+        dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+        return CLI_EXIT_OSERR;
+    }
+    void *buf = NULL;
+    size_t cap = 0;
+    for (;;) {
+        int done = 0, rc;
+        MPI_Message msg;
+        MPI_Status st;
+        if ((rc = MPI_Improbe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &done, &msg, &st)) != MPI_SUCCESS)
+            return mpi_fail(CLI_EXIT_OSERR, "waiting for a batch", rc);
+        if (!done) {
+            remote_nap();
+            continue;
+        }
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        if ((size_t)count > cap) {
+            free(buf);
+            cap = (size_t)count;
+            if (!(buf = malloc(cap))) {
+                dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+                MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+            }
+        }
+        if ((rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return mpi_fail(CLI_EXIT_OSERR, "receiving a batch", rc);
+        if (st.MPI_TAG == 0) break; /* stop */
+        void *rep = NULL;
+        size_t replen = 0;
+        /* A refused request (or one that came before the program compiled
+         * here) gets an empty reply: rank 0 runs that batch itself. */
+        if (!server || stc_remote_server_handle(server, buf, (size_t)count, &rep, &replen) != 0 || replen > INT_MAX) {
+            free(rep);
+            rep = NULL;
+            replen = 0;
+        }
+        MPI_Request sreq;
+        rc = MPI_Isend(rep ? rep : "", (int)replen, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, &sreq);
+        for (done = 0; rc == MPI_SUCCESS && !done;) {
+            rc = MPI_Test(&sreq, &done, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS && !done) remote_nap();
+        }
+        free(rep);
+        if (rc != MPI_SUCCESS) return mpi_fail(CLI_EXIT_OSERR, "sending a batch back", rc);
+    }
+    free(buf);
+    stc_remote_server_free(server);
+    return 0;
+}
+
+void cli_cluster_stop_servers(bool stats)
+{
+    for (int r = 1; r < mpi_size; r++) {
+        MPI_Request req;
+        int rc = MPI_Isend("", 0, MPI_BYTE, r, 0, MPI_COMM_WORLD, &req), done = 0;
+        while (rc == MPI_SUCCESS && !done) {
+            rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS && !done) remote_nap();
+        }
+        if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "stopping the ranks", rc);
+    }
+    for (int r = 1; stats && remote_peers && r < mpi_size; r++)
+        fprintf(stderr, "stats: rank %d: remote batches %lld, bytes sent %lld, received %lld\n", r,
+                remote_peers[r].batches, remote_peers[r].sent, remote_peers[r].received);
+    free(remote_peers);
+    remote_peers = NULL;
+}
+
+#endif

@@ -1,0 +1,336 @@
+/* wire.c - values as bytes and back (wire.h). */
+#include "value/wire.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "value/map.h"
+#include "value/value.h"
+
+void stc__val_wire_put_uvarint(buf *b, uint64_t x)
+{
+    char t[10];
+    size_t n = 0;
+    do {
+        t[n++] = (char)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+        x >>= 7;
+    } while (x);
+    stc__buf_put(b, t, n);
+}
+
+int stc__val_wire_get_uvarint(const void *p, size_t n, size_t *used, uint64_t *x)
+{
+    const unsigned char *s = p;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n && i < 10; i++) {
+        uint64_t bits = s[i] & 0x7f;
+        if (i == 9 && bits > 1) return STC_EINVAL; /* past 64 bits */
+        v |= bits << (7 * i);
+        if (!(s[i] & 0x80)) {
+            *used = i + 1;
+            *x = v;
+            return 0;
+        }
+    }
+    return STC_EINVAL;
+}
+
+/* ---- Encoding ---- */
+
+typedef struct wenc {
+    buf *b;
+    const wire_funcs *f;
+    val_memo kept; /* object -> its number, for objects held more than once */
+    size_t nkept;
+} wenc;
+
+static void put_kind(wenc *e, int kind) { stc__buf_putc(e->b, (char)kind); }
+
+static int enc(wenc *e, stc_value v, int depth)
+{
+    if (depth > WIRE_MAX_DEPTH) return STC_ELIMIT;
+    switch (v.tag) {
+    case STC_T_UNIT: put_kind(e, WIRE_UNIT); return 0;
+    case STC_T_BOOL: put_kind(e, v.as.b ? WIRE_TRUE : WIRE_FALSE); return 0;
+    case STC_T_INT:
+        put_kind(e, WIRE_INT);
+        /* zigzag: small negative numbers stay short */
+        stc__val_wire_put_uvarint(e->b, ((uint64_t)v.as.i << 1) ^ (uint64_t)(v.as.i >> 63));
+        return 0;
+    case STC_T_FLOAT: {
+        uint64_t bits;
+        memcpy(&bits, &v.as.f, 8);
+        char t[9] = {WIRE_FLOAT};
+        for (int i = 0; i < 8; i++) t[1 + i] = (char)(bits >> (8 * i));
+        stc__buf_put(e->b, t, 9);
+        return 0;
+    }
+    case STC_T_STR: case STC_T_LIST: case STC_T_TUPLE: case STC_T_INL: case STC_T_INR:
+    case STC_T_MAP: case STC_T_FUNC:
+        break;
+    default: return STC_EINVAL; /* invalid, user objects */
+    }
+    stc_obj *o = v.as.obj;
+    size_t num;
+    if (stc__val_memo_get(&e->kept, o, NULL, &num, NULL)) {
+        put_kind(e, WIRE_REF);
+        stc__val_wire_put_uvarint(e->b, num);
+        return 0;
+    }
+    int keep = val_obj_shared(o) ? WIRE_KEEP : 0, rc = 0;
+    switch (v.tag) {
+    case STC_T_STR: {
+        val_str *s = val_as_str(v);
+        put_kind(e, WIRE_STR | keep);
+        stc__val_wire_put_uvarint(e->b, s->len);
+        stc__buf_put(e->b, s->data, s->len);
+        break;
+    }
+    case STC_T_LIST: case STC_T_TUPLE: {
+        size_t n = val_seq_len(v);
+        put_kind(e, (v.tag == STC_T_LIST ? WIRE_LIST : WIRE_TUPLE) | keep);
+        stc__val_wire_put_uvarint(e->b, n);
+        for (size_t i = 0; i < n && !rc; i++) rc = enc(e, val_seq_items(v)[i], depth + 1);
+        break;
+    }
+    case STC_T_INL: case STC_T_INR:
+        put_kind(e, (v.tag == STC_T_INL ? WIRE_INL : WIRE_INR) | keep);
+        rc = enc(e, val_box_get(v), depth + 1);
+        break;
+    case STC_T_MAP: {
+        put_kind(e, WIRE_MAP | keep);
+        stc__val_wire_put_uvarint(e->b, val_map_len(v));
+        val_map_iter it;
+        stc_value k, x;
+        stc__val_map_iter_init(&it, v);
+        while (!rc && stc__val_map_iter_next(&it, &k, &x)) {
+            rc = enc(e, k, depth + 1);
+            if (!rc) rc = enc(e, x, depth + 1);
+        }
+        break;
+    }
+    default: { /* STC_T_FUNC */
+        val_func *fn = val_as_func(v);
+        int64_t id = e->f && e->f->code_id ? e->f->code_id(e->f->ud, fn->code) : -1;
+        if (id < 0) return STC_EINVAL;
+        put_kind(e, WIRE_FUNC | keep);
+        stc__val_wire_put_uvarint(e->b, (uint64_t)id);
+        stc__val_wire_put_uvarint(e->b, fn->ncaps);
+        for (size_t i = 0; i < fn->ncaps && !rc; i++) rc = enc(e, fn->caps[i], depth + 1);
+        break;
+    }
+    }
+    if (!rc && keep) {
+        /* Numbered when done, as the decoder does: a reference can only
+         * name a finished object, so no decoded value can hold itself. */
+        /* (If the memo runs out of memory it ignores the entry: the object
+         * is then written again where it recurs, still numbered alike.) */
+        stc__val_memo_put(&e->kept, o, NULL, e->nkept++, 0);
+    }
+    return rc;
+}
+
+int stc__val_wire_encode(buf *b, stc_value v, const wire_funcs *f)
+{
+    wenc e = {b, f, VAL_MEMO_INIT, 0};
+    int rc = enc(&e, v, 0);
+    stc__val_memo_free(&e.kept);
+    if (!rc && !buf_ok(b)) rc = STC_ENOMEM;
+    return rc;
+}
+
+/* ---- Decoding ---- */
+
+typedef struct wdec {
+    const unsigned char *p;
+    size_t n, at;
+    const wire_funcs *f;
+    stc_value *kept; /* the numbered objects, one reference each */
+    size_t nkept, cap;
+} wdec;
+
+static int get_num(wdec *d, uint64_t *x)
+{
+    size_t used;
+    if (stc__val_wire_get_uvarint(d->p + d->at, d->n - d->at, &used, x)) return STC_EINVAL;
+    d->at += used;
+    return 0;
+}
+
+/* A count of things each taking at least `each` bytes: no more than fit
+ * in what is left (so a bad count never makes a huge allocation). */
+static int get_count(wdec *d, size_t each, size_t *count)
+{
+    uint64_t x;
+    if (get_num(d, &x) || x > (d->n - d->at) / each) return STC_EINVAL;
+    *count = (size_t)x;
+    return 0;
+}
+
+static int keep(wdec *d, stc_value v)
+{
+    if (d->nkept == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 16;
+        stc_value *k = realloc(d->kept, cap * sizeof *k);
+        if (!k) return STC_ENOMEM;
+        d->kept = k;
+        d->cap = cap;
+    }
+    d->kept[d->nkept++] = val_retain(v);
+    return 0;
+}
+
+static bool has_func(stc_value v, int depth)
+{
+    if (depth > WIRE_MAX_DEPTH) return true;
+    switch (v.tag) {
+    case STC_T_FUNC: return true;
+    case STC_T_LIST: case STC_T_TUPLE:
+        for (size_t i = 0; i < val_seq_len(v); i++)
+            if (has_func(val_seq_items(v)[i], depth + 1)) return true;
+        return false;
+    case STC_T_INL: case STC_T_INR: return has_func(val_box_get(v), depth + 1);
+    case STC_T_MAP: { /* its keys were checked when it was decoded */
+        val_map_iter it;
+        stc_value k, x;
+        stc__val_map_iter_init(&it, v);
+        while (stc__val_map_iter_next(&it, &k, &x))
+            if (has_func(x, depth + 1)) return true;
+        return false;
+    }
+    default: return false;
+    }
+}
+
+static int dec(wdec *d, stc_value *out, int depth);
+
+static int dec_map(wdec *d, stc_value *out, int depth)
+{
+    size_t n;
+    if (get_count(d, 2, &n)) return STC_EINVAL;
+    stc_value m = stc__val_map_new();
+    if (m.tag == STC_T_INVALID) return STC_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        stc_value k, v;
+        int rc = dec(d, &k, depth + 1);
+        if (!rc && has_func(k, 0)) {
+            val_release(k);
+            rc = STC_EINVAL;
+        }
+        if (rc) {
+            val_release(m);
+            return rc;
+        }
+        if ((rc = dec(d, &v, depth + 1))) {
+            val_release(k);
+            val_release(m);
+            return rc;
+        }
+        if ((rc = stc__val_map_put(m, k, v, &m))) return rc; /* all consumed */
+    }
+    if (val_map_len(m) != n) { /* a key came twice */
+        val_release(m);
+        return STC_EINVAL;
+    }
+    *out = m;
+    return 0;
+}
+
+static int dec_obj(wdec *d, int kind, stc_value *out, int depth)
+{
+    size_t n;
+    int rc = 0;
+    switch (kind) {
+    case WIRE_STR: {
+        if (get_count(d, 1, &n)) return STC_EINVAL;
+        stc_value s = stc__val_str_alloc(n);
+        if (s.tag == STC_T_INVALID) return STC_ENOMEM;
+        memcpy(val_as_str(s)->data, d->p + d->at, n);
+        d->at += n;
+        *out = s;
+        return 0;
+    }
+    case WIRE_LIST: case WIRE_TUPLE: {
+        if (get_count(d, 1, &n)) return STC_EINVAL;
+        stc_value s = stc__val_seq_alloc_unfilled(kind == WIRE_LIST ? STC_T_LIST : STC_T_TUPLE, n);
+        if (s.tag == STC_T_INVALID) return STC_ENOMEM;
+        for (size_t i = 0; i < n && !rc; i++) rc = dec(d, &val_seq_items(s)[i], depth + 1);
+        if (rc) val_release(s);
+        else *out = s;
+        return rc;
+    }
+    case WIRE_INL: case WIRE_INR: {
+        stc_value x;
+        if ((rc = dec(d, &x, depth + 1))) return rc;
+        stc_value b = kind == WIRE_INL ? stc_value_new_inl(x) : stc_value_new_inr(x);
+        if (b.tag == STC_T_INVALID) return STC_ENOMEM; /* x consumed */
+        *out = b;
+        return 0;
+    }
+    case WIRE_MAP: return dec_map(d, out, depth);
+    case WIRE_FUNC: {
+        uint64_t id;
+        if (get_num(d, &id) || get_count(d, 1, &n)) return STC_EINVAL;
+        const void *code = d->f && d->f->code_of ? d->f->code_of(d->f->ud, id, n) : NULL;
+        if (!code) return STC_EINVAL;
+        stc_value fn = stc__val_func_alloc(code, n);
+        if (fn.tag == STC_T_INVALID) return STC_ENOMEM;
+        for (size_t i = 0; i < n && !rc; i++) rc = dec(d, &val_as_func(fn)->caps[i], depth + 1);
+        if (rc) val_release(fn);
+        else *out = fn;
+        return rc;
+    }
+    default: return STC_EINVAL;
+    }
+}
+
+static int dec(wdec *d, stc_value *out, int depth)
+{
+    *out = (stc_value){.tag = STC_T_INVALID};
+    if (depth > WIRE_MAX_DEPTH) return STC_ELIMIT;
+    if (d->at >= d->n) return STC_EINVAL;
+    int kind = d->p[d->at++];
+    uint64_t x;
+    switch (kind) {
+    case WIRE_UNIT: *out = stc_value_unit(); return 0;
+    case WIRE_FALSE: case WIRE_TRUE: *out = stc_value_bool(kind == WIRE_TRUE); return 0;
+    case WIRE_INT:
+        if (get_num(d, &x)) return STC_EINVAL;
+        *out = stc_value_int((int64_t)(x >> 1) ^ -(int64_t)(x & 1));
+        return 0;
+    case WIRE_FLOAT: {
+        if (d->n - d->at < 8) return STC_EINVAL;
+        uint64_t bits = 0;
+        for (int i = 0; i < 8; i++) bits |= (uint64_t)d->p[d->at + i] << (8 * i);
+        d->at += 8;
+        double f;
+        memcpy(&f, &bits, 8);
+        *out = stc_value_float(f);
+        return 0;
+    }
+    case WIRE_REF:
+        if (get_num(d, &x) || x >= d->nkept) return STC_EINVAL;
+        *out = val_retain(d->kept[x]);
+        return 0;
+    }
+    stc_value v;
+    int rc = dec_obj(d, kind & ~WIRE_KEEP, &v, depth);
+    if (rc) return rc;
+    if ((kind & WIRE_KEEP) && (rc = keep(d, v))) {
+        val_release(v);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+int stc__val_wire_decode(const void *p, size_t n, size_t *used, stc_value *out, const wire_funcs *f)
+{
+    wdec d = {p, n, 0, f, NULL, 0, 0};
+    int rc = dec(&d, out, 0);
+    for (size_t i = 0; i < d.nkept; i++) val_release(d.kept[i]);
+    free(d.kept);
+    if (rc) *out = (stc_value){.tag = STC_T_INVALID};
+    else if (used) *used = d.at;
+    return rc;
+}

@@ -1,0 +1,29 @@
+/* remote_fake.h - a remote executor without MPI for the tests (stc_remote,
+ * include/stc.h): each request is handed to a server thread answering
+ * with its own compile of the same text (stc_remote_server), as another
+ * rank of `stc run --mpi` would; callers wait for their reply. */
+#ifndef STC_TESTS_REMOTE_FAKE_H
+#define STC_TESTS_REMOTE_FAKE_H
+
+#include <stddef.h>
+
+#include "stc.h"
+
+typedef enum tfake_mode {
+    TFAKE_SERVE,    /* answer every request */
+    TFAKE_FAIL,     /* the transport fails every call (nothing is served) */
+    TFAKE_TRUNCATE  /* answer, but cut every reply short */
+} tfake_mode;
+
+typedef struct tfake tfake;
+
+/* Starts the server thread over twin (a compile of the caller's program
+ * text; it must outlive the fake).  NULL when out of resources. */
+tfake *tfake_start(stc_program *twin, tfake_mode mode);
+/* The executor to put in stc_run_opts.remote (valid until tfake_stop). */
+const stc_remote *tfake_remote(tfake *f);
+/* Stops and frees the fake; returns the requests it served.  *first (may
+ * be NULL): a copy of the first request (malloc'd; NULL if none). */
+long long tfake_stop(tfake *f, void **first, size_t *first_len);
+
+#endif

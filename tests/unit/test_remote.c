@@ -1,0 +1,199 @@
+/* test_remote.c - replicated stages run by a remote executor (stc_remote,
+ * src/flow/remote.c) without MPI: a fake transport hands each request to
+ * a server thread answering with its own compile of the same text
+ * (stc_remote_server), as another rank would.  The outcome must be the
+ * reference's, errors included; bad transports and bad bytes must change
+ * nothing but where the work ran. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/program.h"
+#include "flow/flow.h"
+#include "remote_fake.h"
+#include "run_check.h"
+#include "stc.h"
+#include "test.h"
+
+static const char remote_src[] =
+    "fun poly(x, k) = x * x + k\n"
+    "fun label(s, x) = concat(s, concat(\":\", str(x)))\n"
+    "fun acc(x, s) = (x + s, x + s)\n"
+    "thread total = acc init 0\n"
+    "main = let k = 7 in\n"
+    "       let tag = \"n\" in\n"
+    "       let g = fn y => y + k in\n"
+    "       smap(fn x => let a = poly(x, k) in\n"
+    "                    let b = if a % 3 == 0 then float(a) / 2.0 else 1.5 in\n"
+    "                    let t = total(a) in\n"
+    "                    (label(tag, a), b, t, g), range(0, 3000))\n";
+
+static const char remote_err_src[] =
+    "fun inv(x) = 1000 / (x - 1234)\n"
+    "main = smap(fn x => inv(x) + inv(x + 1), range(0, 3000))\n";
+
+/* Runs src at 3 workers with the fake transport in `mode` and checks the
+ * outcome against the reference; *stats gets the run's, *served the
+ * requests the fake answered, *outcome (if not NULL) the outcome. */
+static void remote_check(const char *src, tfake_mode mode, stc_run_stats *stats, long long *served, char **outcome)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "remote.stc"), *twin = UNIT_COMPILE(env, src, "remote.stc");
+    tfake *f = prog && twin ? tfake_start(twin, mode) : NULL;
+    CHECK(f != NULL);
+    if (!f) goto done;
+    char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+    char *got = unit_outcome(prog, (stc_run_opts){.workers = 3, .remote = tfake_remote(f)}, stats);
+    CHECK_STR(got, ref);
+    if (outcome) *outcome = ref;
+    else free(ref);
+    free(got);
+    void *first = NULL;
+    size_t first_len = 0;
+    *served = tfake_stop(f, &first, &first_len);
+    stc_remote_server *server = stc_remote_server_new(twin);
+    CHECK(server != NULL);
+    if (mode == TFAKE_SERVE && first && server) {
+        /* Every strict prefix of a real request, and single corruptions of
+         * it, are answered or refused, never a crash or a leak. */
+        unsigned char *q = first;
+        for (size_t n = 0; n < first_len; n++) {
+            void *rep = NULL;
+            size_t rl = 0;
+            CHECK(stc_remote_server_handle(server, q, n, &rep, &rl) < 0);
+            free(rep);
+        }
+        unsigned seed = 7;
+        for (int i = 0; i < 2000; i++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % first_len;
+            unsigned char was = q[at];
+            q[at] = (unsigned char)(seed >> 20);
+            void *rep = NULL;
+            size_t rl = 0;
+            int rc = stc_remote_server_handle(server, q, first_len, &rep, &rl);
+            CHECK(rc == 0 || rc == STC_EINVAL || rc == STC_ELIMIT);
+            free(rep);
+            q[at] = was;
+        }
+    }
+    free(first);
+    stc_remote_server_free(server);
+done:
+    stc_program_free(prog);
+    stc_program_free(twin);
+    stc_env_free(env);
+}
+
+TEST(remote_stages_run_remotely_alike)
+{
+    stc_run_stats st = {0};
+    long long served = 0;
+    remote_check(remote_src, TFAKE_SERVE, &st, &served, NULL);
+    CHECK(st.remote_batches > 0);
+    CHECK_INT(st.remote_batches, served);
+    CHECK(st.remote_bytes_sent > 0);
+    CHECK(st.remote_bytes_received > 0);
+    CHECK_INT(st.remote_declined, 0);
+}
+
+TEST(remote_stage_error_is_the_references)
+{
+    stc_run_stats st = {0};
+    long long served = 0;
+    char *out = NULL;
+    remote_check(remote_err_src, TFAKE_SERVE, &st, &served, &out);
+    CHECK(st.remote_batches > 0);
+    /* item 1233 fails first (its second call), in a batch that went away */
+    CHECK_CONTAINS(out, "division by zero");
+    CHECK_CONTAINS(out, "smap item 1233");
+    free(out);
+}
+
+TEST(remote_failing_transport_runs_here)
+{
+    stc_run_stats st = {0};
+    long long served = 0;
+    remote_check(remote_src, TFAKE_FAIL, &st, &served, NULL);
+    CHECK_INT(st.remote_batches, 0);
+    CHECK(st.remote_declined > 0);
+    CHECK_INT(served, 0);
+}
+
+TEST(remote_truncated_replies_run_here)
+{
+    stc_run_stats st = {0};
+    long long served = 0;
+    remote_check(remote_src, TFAKE_TRUNCATE, &st, &served, NULL);
+    CHECK_INT(st.remote_batches, 0);
+    CHECK(st.remote_declined > 0);
+    CHECK_INT(st.remote_declined, served);
+}
+
+TEST(remote_server_refuses_bad_requests)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, remote_src, "remote.stc");
+    stc_remote_server *s = prog ? stc_remote_server_new(prog) : NULL;
+    CHECK(s != NULL);
+    void *rep = NULL;
+    size_t rl = 0;
+    CHECK_INT(stc_remote_server_handle(s, "", 0, &rep, &rl), STC_EINVAL);
+    CHECK_INT(stc_remote_server_handle(s, "STCq\x63", 5, &rep, &rl), STC_EINVAL);
+    /* smap 0, function 99: no such function */
+    CHECK_INT(stc_remote_server_handle(s, "STCq\x00\x63\x00\x00\x00\x00\x00\x00\x00\x00", 14, &rep, &rl), STC_EINVAL);
+    CHECK(rep == NULL);
+    stc_remote_server_free(s);
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* Which stages may go (stc__flow_remote_stages): replicated stages of pure
+ * work, through called functions and lambdas handed to fold; not a stage
+ * calling a read-only thread, a function value, or a function that does. */
+static void first_smap(const ir_expr *smap, void *ud)
+{
+    const ir_expr **out = ud;
+    if (!*out) *out = smap;
+}
+
+static uint64_t remote_mask(const char *src)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "mask.stc");
+    uint64_t mask = ~(uint64_t)0;
+    flow_info *fi = prog ? stc__flow_info_new(prog->ir) : NULL;
+    if (fi) {
+        const ir_expr *smap = NULL;
+        stc__flow_each_smap(prog->ir, first_smap, &smap);
+        flow_plan *pl = smap ? stc__flow_plan_static(fi, smap) : NULL;
+        CHECK(pl != NULL);
+        if (pl) mask = pl->remote_ok;
+    }
+    stc__flow_info_free(fi);
+    stc_program_free(prog);
+    stc_env_free(env);
+    return mask;
+}
+
+TEST(remote_which_stages_may_go)
+{
+    /* pure work through a function and a lambda given to fold: stage 0 */
+    CHECK_INT(remote_mask("fun sq(x) = x * x\n"
+                          "fun sum(xs) = fold(fn (a, x) => a + sq(x), 0, xs)\n"
+                          "main = smap(fn x => sum([x, x + 1]), range(0, 10))\n"),
+              1);
+    /* a read-only thread's state lives on rank 0: nothing goes */
+    CHECK_INT(remote_mask("fun look(x, s) = (x + s, s)\n"
+                          "thread r = look init 5\n"
+                          "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              0);
+    /* a function value called inside a called function: nothing goes */
+    CHECK_INT(remote_mask("fun ap(f, x) = f(x)\n"
+                          "main = smap(fn x => ap(fn y => y + 1, x), range(0, 10))\n"),
+              0);
+    /* pure, then a writing thread, then pure: stages 0 and 2 */
+    CHECK_INT(remote_mask("fun acc(x, s) = (x + s, x + s)\n"
+                          "thread t = acc init 0\n"
+                          "main = smap(fn x => let a = x * 3 in let b = t(a) in str(b), range(0, 10))\n"),
+              5);
+}
