@@ -22,6 +22,33 @@ static int val_cmp3(int64_t a, int64_t b) { return (a > b) - (a < b); }
 
 static int val_map_compare(stc_value a, stc_value b);
 
+/* Strings bytewise, a proper prefix first: a byte loop, as keys are
+ * mostly short words that differ early (a call of memcmp costs more). */
+static int val_str_order(const val_str *x, const val_str *y)
+{
+    size_t n = x->len < y->len ? x->len : y->len;
+    if (n > 32) {
+        int c = memcmp(x->data, y->data, n);
+        if (c) return c < 0 ? -1 : 1;
+    } else {
+        const unsigned char *a = (const unsigned char *)x->data, *b = (const unsigned char *)y->data;
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    }
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+/* stc__val_key_compare with the common keys (strings, ints) inline: the
+ * tree walks below call it once per level. */
+static inline int val_key_cmp(stc_value a, stc_value b)
+{
+    if (a.tag == b.tag) {
+        if (a.tag == STC_T_STR) return val_str_order(val_as_str(a), val_as_str(b));
+        if (a.tag == STC_T_INT) return val_cmp3(a.as.i, b.as.i);
+    }
+    return stc__val_key_compare(a, b);
+}
+
 int stc__val_key_compare(stc_value a, stc_value b)
 {
     /* The last item of a sequence and a sum's payload are compared by
@@ -35,7 +62,7 @@ int stc__val_key_compare(stc_value a, stc_value b)
         case STC_T_BOOL: return (int)a.as.b - (int)b.as.b;
         case STC_T_INT: return val_cmp3(a.as.i, b.as.i);
         case STC_T_FLOAT: return val_cmp3(val_float_order_key(a.as.f), val_float_order_key(b.as.f));
-        case STC_T_STR: return stc__val_compare(a, b);
+        case STC_T_STR: return val_str_order(val_as_str(a), val_as_str(b));
         case STC_T_LIST:
         case STC_T_TUPLE: {
             size_t na = val_seq_len(a), nb = val_seq_len(b), n = na < nb ? na : nb;
@@ -226,7 +253,7 @@ static val_map_node *val_insert(val_map_node *n, stc_value k, stc_value v, bool 
         *err = true;
         return n;
     }
-    int c = stc__val_key_compare(k, o->key);
+    int c = val_key_cmp(k, o->key);
     if (c == 0) {
         val_release(o->val);
         o->val = v;
@@ -235,7 +262,8 @@ static val_map_node *val_insert(val_map_node *n, stc_value k, stc_value v, bool 
     }
     if (c < 0) o->left = val_insert(o->left, k, v, added, err);
     else o->right = val_insert(o->right, k, v, added, err);
-    return *err ? o : val_balance(o, err);
+    /* a replaced value leaves every height as it was */
+    return *err || !*added ? o : val_balance(o, err);
 }
 
 /* Detaches the leftmost node of n (non-NULL) into *min. */
@@ -258,7 +286,7 @@ static val_map_node *val_delete(val_map_node *n, stc_value k, bool *err)
 {
     val_map_node *o = val_node_own(n);
     if (!o) { *err = true; return n; }
-    int c = stc__val_key_compare(k, o->key);
+    int c = val_key_cmp(k, o->key);
     if (c < 0) o->left = val_delete(o->left, k, err);
     else if (c > 0) o->right = val_delete(o->right, k, err);
     else if (!o->left || !o->right) {
@@ -336,30 +364,38 @@ const stc_value *stc__val_map_find(stc_value m, stc_value k)
 {
     const val_map_node *n = ((const val_map *)m.as.obj)->root;
     while (n) {
-        int c = stc__val_key_compare(k, n->key);
+        int c = val_key_cmp(k, n->key);
         if (c == 0) return &n->val;
         n = c < 0 ? n->left : n->right;
     }
     return NULL;
 }
 
-bool stc__val_map_take(stc_value m, stc_value k, stc_value *v)
+stc_value *stc__val_map_take_slot(stc_value m, stc_value k, stc_value *v, bool *absent)
 {
+    *absent = false;
     val_map *h = (val_map *)m.as.obj;
-    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) != 1) return false;
+    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) != 1) return NULL;
     val_map_node *n = h->root;
     while (n) {
         /* a node shared with another map: its value is that map's too */
-        if (atomic_load_explicit(&n->refs, memory_order_acquire) != 1) return false;
-        int c = stc__val_key_compare(k, n->key);
+        if (atomic_load_explicit(&n->refs, memory_order_acquire) != 1) return NULL;
+        int c = val_key_cmp(k, n->key);
         if (c == 0) {
             *v = n->val;
             n->val = stc_value_unit();
-            return true;
+            return &n->val;
         }
         n = c < 0 ? n->left : n->right;
     }
-    return false;
+    *absent = true;
+    return NULL;
+}
+
+bool stc__val_map_take(stc_value m, stc_value k, stc_value *v)
+{
+    bool absent;
+    return stc__val_map_take_slot(m, k, v, &absent) != NULL;
 }
 
 int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out)

@@ -59,6 +59,12 @@ const stc_value *stc__val_map_find(stc_value m, stc_value k);
  * caller puts k again; else false and nothing changes.  So a keyed
  * thread's per-key state is held once while its function updates it. */
 bool stc__val_map_take(stc_value m, stc_value k, stc_value *v);
+/* stc__val_map_take returning the place of k's value, where the caller
+ * stores k's new value itself (no second walk; the unit left there is
+ * dropped) while m stays held once and unchanged; NULL when take fails,
+ * and then *absent says that every node was held once and k is not in m
+ * (so a lookup would find nothing either). */
+stc_value *stc__val_map_take_slot(stc_value m, stc_value k, stc_value *v, bool *absent);
 /* m with k bound to v (m, k, v consumed); 0 or STC_ENOMEM (*out INVALID). */
 int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out);
 /* m without k (m consumed, k borrowed); unchanged when k is absent. 0 or
