@@ -26,6 +26,7 @@ typedef struct val_map_node val_map_node;
 struct val_map_node {
     atomic_size_t refs; /* atomic: shared nodes are released from any thread */
     int height;                /* AVL: 1 for a leaf */
+    uint64_t pre; /* val_key_prefix(key): most comparisons on a walk end there */
     stc_value key, val;
     val_map_node *left, *right;
 };
