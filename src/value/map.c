@@ -464,6 +464,54 @@ int stc__val_map_remove(stc_value m, stc_value k, stc_value *out)
     return 0;
 }
 
+/* A balanced tree of items[lo, hi) (sorted, distinct keys), the items
+ * moved in; NULL with *err when out of memory (the items not yet moved
+ * are the caller's).  Recursion depth is log2 of the count. */
+static val_map_node *val_build(stc_value *keys, stc_value *vals, size_t lo, size_t hi, bool *err)
+{
+    if (lo >= hi || *err) return NULL;
+    size_t mid = lo + (hi - lo) / 2;
+    val_map_node *n = malloc(sizeof *n);
+    if (!n) {
+        *err = true;
+        return NULL;
+    }
+    atomic_init(&n->refs, 1);
+    n->left = val_build(keys, vals, lo, mid, err);
+    n->right = val_build(keys, vals, mid + 1, hi, err);
+    if (*err) { /* give back what this subtree took: the caller releases the rest */
+        n->key = n->val = stc_value_unit();
+        val_node_release(n);
+        return NULL;
+    }
+    n->pre = val_key_prefix(keys[mid]);
+    n->key = keys[mid];
+    n->val = vals[mid];
+    keys[mid] = vals[mid] = stc_value_unit();
+    val_node_fix(n);
+    return n;
+}
+
+int stc__val_map_from_sorted(stc_value *keys, stc_value *vals, size_t n, stc_value *out)
+{
+    bool err = false;
+    val_map *h = val_map_alloc();
+    if (h) h->root = val_build(keys, vals, 0, n, &err);
+    for (size_t i = 0; i < n; i++) { /* the items left after an error */
+        val_release(keys[i]);
+        val_release(vals[i]);
+        keys[i] = vals[i] = stc_value_unit();
+    }
+    if (!h || err) {
+        if (h) val_release((stc_value){.tag = STC_T_MAP, .as.obj = &h->hdr});
+        *out = val_map_invalid;
+        return STC_ENOMEM;
+    }
+    h->n = n;
+    *out = (stc_value){.tag = STC_T_MAP, .as.obj = &h->hdr};
+    return 0;
+}
+
 void stc__val_map_iter_init(val_map_iter *it, stc_value m)
 {
     it->top = 0;

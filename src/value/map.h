@@ -71,6 +71,11 @@ int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out);
 /* m without k (m consumed, k borrowed); unchanged when k is absent. 0 or
  * STC_ENOMEM. */
 int stc__val_map_remove(stc_value m, stc_value k, stc_value *out);
+/* The map of the n items keys[i] -> vals[i] (in strictly increasing key
+ * order, the caller's word), built balanced in O(n); the items are
+ * consumed, also on error (the arrays then hold unit).  0 or STC_ENOMEM
+ * (*out INVALID). */
+int stc__val_map_from_sorted(stc_value *keys, stc_value *vals, size_t n, stc_value *out);
 /* Whether a and b hold equal keys (stc__val_key_compare) bound to equal values
  * (stc_value_equal), in the same number. */
 bool stc__val_map_equal(stc_value a, stc_value b);
