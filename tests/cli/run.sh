@@ -470,8 +470,9 @@ printf '%s\n' 'fun count(w, n) = (n + 1, n + 1)' 'keyed thread counts = count in
     'fun main(lines) = smap(fn l => smap(counts, words(l)), lines)' >keyed.stc
 begin "graph: a keyed thread's inner smap is a shard stage per shard"
 got=$(main_stages keyed.stc)
-one='[shard\nreplicated] [counts [shard 1/2]\nserial, keyed shard] [counts [shard 2/2]\nserial, keyed shard] '
-[ "$got" = "$one$one" ] || bad "stages (the outer smap's, then the inner's): $got"; end
+one='[shard\nreplicated] [counts [shard 1/S]\nserial, keyed shard] [counts [shard S/S]\nserial, keyed shard] '
+[ "$got" = "$one$one" ] || bad "stages (the outer smap's, then the inner's): $got"
+run graph keyed.stc; out_has "shards as 1/S and S/S (S = a run's workers, at most 8)"; end
 awk 'BEGIN { for (i = 0; i < 3000; i++) print "w" (i % 13) " x" (i % 7) " w" (i % 5) }' >keyed.txt
 begin "keyed: the word count stream at 3 workers, --verify, profile and trace rows per shard"
 run run --verify --workers 3 --input keyed.txt keyed.stc; code_is 0; out_has 'counts = {"w0": '
