@@ -91,4 +91,9 @@ static uint64_t hash_at(stc_value v, int depth)
     }
 }
 
-uint64_t stc__val_key_hash(stc_value v) { return hash_fin(hash_at(v, 0)); }
+uint64_t stc__val_key_hash(stc_value v)
+{
+    if (v.tag == STC_T_STR) /* the common key, as hash_at hashes it, without its frame */
+        return hash_fin(hash_mix((uint64_t)STC_T_STR * 0x100000001b3u, hash_bytes(val_as_str(v))));
+    return hash_fin(hash_at(v, 0));
+}
