@@ -64,8 +64,13 @@ int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, si
     stc_value m = *map;
     if (th->state_moves) *map = keyed_unit; /* held once: put updates it in place */
     else val_retain(m);
-    if (!th->state_moves || !stc__val_map_take(m, key, &full[k])) { /* moved out when held once */
-        const stc_value *cur = stc__val_map_find(m, key);
+    /* moved out when held once; then the new state goes back into the
+     * same place, one walk of the tree for the call */
+    stc_value *slot = NULL;
+    bool absent = false;
+    if (th->state_moves) slot = stc__val_map_take_slot(m, key, &full[k], &absent);
+    if (!slot) {
+        const stc_value *cur = absent ? NULL : stc__val_map_find(m, key);
         full[k] = val_retain(cur ? *cur : init);
     }
     stc_value pair = keyed_unit;
@@ -85,6 +90,13 @@ int stc__eval_keyed_call(eval_ctx *cx, int t, stc_value *map, stc_value init, si
     *out = val_retain(val_seq_items(pair)[0]);
     stc_value s = val_retain(val_seq_items(pair)[1]);
     val_release(pair);
+    if (slot) { /* m held once all along: nothing else ran on it */
+        val_release(*slot);
+        *slot = s;
+        val_release(key);
+        *map = m;
+        return 0;
+    }
     if (stc__val_map_put(m, key, s, &m) != 0) {
         /* m was consumed: the thread's state is lost with the run */
         if (th->state_moves) *map = keyed_unit;

@@ -9,6 +9,7 @@
  * are nodes, every thread is an edge from its input type to its output. */
 #include "flow/graph.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,16 @@ static void graph_fn_types(const ir_program *p, const ir_expr *f, ir_type **in, 
     }
 }
 
+/* A shard stage's name ends " [shard i/N]" (N = FLOW_GRAPH_SHARDS, not a
+ * run's): the first reads "[shard 1/S]", the last "[shard S/S]". */
+static void graph_shard_label(char *text, const flow_stage *st)
+{
+    char *at = text && st->nshards ? strrchr(text, '[') : NULL;
+    if (!at || strncmp(at, "[shard ", 7) != 0) return;
+    snprintf(at, strlen(at) + 1, st->shard + 1 == st->nshards ? "[shard S/S]" : st->shard == 0 ? "[shard 1/S]" : "[shard %d/S]",
+             st->shard + 1);
+}
+
 /* One cluster: smap's pipeline pl (NULL: not known before the run); via,
  * when smap maps a parameter, the call that passes it fn, the function pl
  * maps. */
@@ -74,6 +85,11 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
     if (via) stc__buf_printf(b, " (function from the call at %d:%d)", via->loc.line, via->loc.col);
     if (!pl) stc__buf_printf(b, " (its function is a value: planned at run time)");
     else stc__buf_printf(b, ", %d stage%s", pl->nstages, pl->nstages == 1 ? "" : "s");
+    bool sharded = false;
+    for (int s = 0; pl && s < pl->nstages; s++) sharded |= pl->stages[s].nshards > 0;
+    if (sharded) /* a run's shard count is its workers': two stand for them */
+        stc__buf_printf(b, " drawn, a keyed thread's shards as 1/S and S/S (S = a run's workers, at most %d)",
+                        FLOW_MAX_SHARDS);
     stc__buf_printf(b, "\";\n    style=rounded; color=\"#999999\";\n");
     stc__buf_printf(b, "    p%d_in [label=\"items\", shape=invhouse, fillcolor=\"#eeeeee\"];\n", id);
     stc__buf_printf(b, "    p%d_out [label=\"results in list order\", shape=house, fillcolor=\"#eeeeee\"];\n", id);
@@ -91,6 +107,7 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
         buf name = BUF_INIT;
         stc__flow_stage_describe(g->fi, pl, s, &name);
         char *text = stc__buf_take(&name);
+        graph_shard_label(text, &pl->stages[s]);
         graph_quote(b, text ? text : "?");
         free(text);
         buf kind = BUF_INIT;

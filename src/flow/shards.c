@@ -33,8 +33,8 @@
  * whose entry for t is the shard map, for the step's duration.
  *
  * The job splits t's map into the shards' maps when it starts and merges
- * them back when it ends (stc__flow_shards_split / _merge, O(n log n) in
- * the keys), so between smaps the thread's state is the one map the
+ * them back when it ends (stc__flow_shards_split / _merge, O(n) in the
+ * keys: the items come in key order and the maps are built balanced), so between smaps the thread's state is the one map the
  * evaluator and the final state see. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -251,6 +251,48 @@ bool stc__flow_shards_worth(const flow_plan *pl, const eval_ctx *cx, size_t n)
     return keys <= SHARD_KEYS_FREE || keys / SHARD_KEYS_PER_ITEM <= n;
 }
 
+/* A growing array of a map's items, in key order. */
+typedef struct shard_items {
+    stc_value *keys, *vals;
+    size_t n, cap;
+} shard_items;
+
+static bool shard_items_add(shard_items *a, stc_value k, stc_value v)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        stc_value *nk = realloc(a->keys, cap * sizeof *nk);
+        if (nk) a->keys = nk;
+        stc_value *nv = nk ? realloc(a->vals, cap * sizeof *nv) : NULL;
+        if (!nv) return false;
+        a->vals = nv;
+        a->cap = cap;
+    }
+    a->keys[a->n] = val_retain(k);
+    a->vals[a->n++] = val_retain(v);
+    return true;
+}
+
+static void shard_items_free(shard_items *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        val_release(a->keys[i]);
+        val_release(a->vals[i]);
+    }
+    free(a->keys);
+    free(a->vals);
+    *a = (shard_items){0};
+}
+
+/* The map of a's items (consumed), built in O(n): they are in key order. */
+static int shard_items_map(shard_items *a, stc_value *out)
+{
+    int rc = stc__val_map_from_sorted(a->keys, a->vals, a->n, out);
+    a->n = 0;
+    shard_items_free(a);
+    return rc;
+}
+
 int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
 {
     const flow_plan *pl = job->plan;
@@ -260,28 +302,27 @@ int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
     if (!maps) return stc__eval_oom(cx, job->loc);
     for (int m = 0; m < pl->nshard_maps; m++) maps[m] = stc_value_unit();
     job->shard_maps = maps;
-    for (int m = 0; m < pl->nshard_maps; m++) {
-        if ((maps[m] = stc__val_map_new()).tag == STC_T_INVALID) {
-            maps[m] = stc_value_unit();
-            return stc__eval_oom(cx, job->loc);
-        }
-    }
     int S = job->rt->fi->nshards;
     size_t nt = (size_t)job->rt->p->nthreads, nw = (size_t)job->rt->workers;
     if (!(job->wstates = malloc(nt * nw * sizeof *job->wstates))) return stc__eval_oom(cx, job->loc);
+    shard_items parts[FLOW_MAX_SHARDS] = {{0}};
     for (int m0 = 0; m0 < pl->nshard_maps; m0 += S) {
         int t = pl->shard_thread[m0];
         stc_value whole = cx->states[t].value;
+        /* in key order, so each shard's items come in key order too: its
+         * map is built in O(keys), not put key by key */
         val_map_iter it;
         stc_value k, v;
+        bool ok = true;
         stc__val_map_iter_init(&it, whole);
-        while (stc__val_map_iter_next(&it, &k, &v)) {
-            stc_value *into = &maps[m0 + (int)(stc__val_key_hash(k) % (uint64_t)S)];
-            if (stc__val_map_put(*into, val_retain(k), val_retain(v), into) != 0) {
-                *into = stc_value_unit();
-                return stc__eval_oom(cx, job->loc); /* the whole map stays the state */
-            }
+        while (ok && stc__val_map_iter_next(&it, &k, &v))
+            ok = shard_items_add(&parts[stc__val_key_hash(k) % (uint64_t)S], k, v);
+        for (int i = 0; i < S; i++) {
+            if (ok) ok = shard_items_map(&parts[i], &maps[m0 + i]) == 0;
+            else shard_items_free(&parts[i]);
+            if (maps[m0 + i].tag == STC_T_INVALID) maps[m0 + i] = stc_value_unit();
         }
+        if (!ok) return stc__eval_oom(cx, job->loc); /* the whole map stays the state */
         /* the shards hold the state now: the whole map is dropped, so each
          * shard's map is held once and updated in place */
         val_release(whole);
@@ -293,6 +334,30 @@ int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
     return 0;
 }
 
+/* The S shard maps' items merged into key order (the shards' keys are
+ * disjoint), into *all. */
+static bool shard_merge_items(const stc_value *maps, int S, shard_items *all)
+{
+    val_map_iter its[FLOW_MAX_SHARDS];
+    stc_value hk[FLOW_MAX_SHARDS], hv[FLOW_MAX_SHARDS];
+    bool has[FLOW_MAX_SHARDS];
+    for (int i = 0; i < S; i++) {
+        has[i] = maps[i].tag == STC_T_MAP;
+        if (has[i]) {
+            stc__val_map_iter_init(&its[i], maps[i]);
+            has[i] = stc__val_map_iter_next(&its[i], &hk[i], &hv[i]);
+        }
+    }
+    for (;;) {
+        int lo = -1;
+        for (int i = 0; i < S; i++)
+            if (has[i] && (lo < 0 || stc__val_key_compare(hk[i], hk[lo]) < 0)) lo = i;
+        if (lo < 0) return true;
+        if (!shard_items_add(all, hk[lo], hv[lo])) return false;
+        has[lo] = stc__val_map_iter_next(&its[lo], &hk[lo], &hv[lo]);
+    }
+}
+
 int stc__flow_shards_merge(flow_job *job, eval_ctx *cx)
 {
     const flow_plan *pl = job->plan;
@@ -301,16 +366,12 @@ int stc__flow_shards_merge(flow_job *job, eval_ctx *cx)
     for (int m0 = 0; m0 < pl->nshard_maps; m0 += S) {
         int t = pl->shard_thread[m0];
         if (cx->states[t].value.tag == STC_T_MAP) continue; /* the split failed before it: kept */
-        stc_value whole = stc__val_map_new();
-        for (int m = m0; m < m0 + S && whole.tag == STC_T_MAP; m++) {
-            if (job->shard_maps[m].tag != STC_T_MAP) continue;
-            val_map_iter it;
-            stc_value k, v;
-            stc__val_map_iter_init(&it, job->shard_maps[m]);
-            while (stc__val_map_iter_next(&it, &k, &v))
-                if (stc__val_map_put(whole, val_retain(k), val_retain(v), &whole) != 0) break;
-        }
-        if (whole.tag != STC_T_MAP) {
+        shard_items all = {0};
+        stc_value whole = stc_value_unit();
+        bool ok = shard_merge_items(job->shard_maps + m0, S, &all);
+        if (ok) ok = shard_items_map(&all, &whole) == 0;
+        else shard_items_free(&all);
+        if (!ok) {
             whole = stc__val_map_new(); /* out of memory: the state is lost with the run */
             rc = stc__eval_oom(cx, job->loc);
         }
@@ -369,6 +430,10 @@ static void shard_store(stc_value *slot, stc_value v)
 static int shard_inner_key(eval_ctx *cx, const ir_expr *e, stc_value fnv, stc_value x, stc_value *key)
 {
     const ir_expr *f = e->u.call.args[0];
+    if (f->kind == IR_THREADREF && cx->p->threads[f->u.index]->ninputs == 1) {
+        *key = val_retain(x); /* the element is the key (adapting one arg to one input keeps it) */
+        return 0;
+    }
     if (f->kind == IR_THREADREF) {
         stc_value a = val_retain(x);
         return stc__eval_keyed_key_of(cx, f->u.index, 1, &a, e->u.call.callee_loc, key);

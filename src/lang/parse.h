@@ -60,6 +60,14 @@ static inline ir_loc parse_loc(const lex_token *t) { return (ir_loc){t->line, t-
 /* The token's text copied into the program arena (NULL: OOM, reported). */
 char *stc__parse_text(parser *ps, const lex_token *t);
 bool stc__parse_is_ident(parser *ps, const lex_token *t, const char *word);
+/* At `keyed thread` (a keyed thread declaration's start). */
+bool stc__parse_at_keyed(parser *ps);
+/* At `keyed thread` in column 1, on one line, where an expression or a
+ * binder is expected: the next declaration after an expression cut short
+ * (`keyed` as a name there could only be followed by a `thread`
+ * declaration written on the same line), so it is reported as found, not
+ * taken as the name 'keyed'. */
+bool stc__parse_at_keyed_decl(parser *ps);
 /* Grows an arena array of *cap elements holding n to fit one more. */
 void *stc__parse_grow(parser *ps, void *arr, int n, int *cap, size_t elem);
 

@@ -258,7 +258,8 @@ static ir_expr *parse_name(parser *ps)
  * named "_" that no expression can name: `_` is not an identifier). */
 static ir_var *parse_binder(parser *ps, const char *what)
 {
-    if (ps->tok.kind != TOK_IDENT && ps->tok.kind != TOK_UNDERSCORE) return stc__parse_expected(ps, what);
+    if ((ps->tok.kind != TOK_IDENT && ps->tok.kind != TOK_UNDERSCORE) || stc__parse_at_keyed_decl(ps))
+        return stc__parse_expected(ps, what);
     char *name = stc__parse_text(ps, &ps->tok);
     if (!name) return NULL;
     ir_var *v = stc__ir_var_new(ps->p, name, parse_loc(&ps->tok));
@@ -468,7 +469,7 @@ static ir_expr *parse_primary(parser *ps)
     case TOK_LPAREN: return parse_paren(ps);
     case TOK_LBRACKET: return parse_list(ps);
     case TOK_LBRACE: return parse_map(ps);
-    case TOK_IDENT: return parse_name(ps);
+    case TOK_IDENT: return stc__parse_at_keyed_decl(ps) ? stc__parse_expected(ps, "an expression") : parse_name(ps);
     case TOK_LET: return parse_let(ps);
     case TOK_IF: return parse_if(ps);
     case TOK_CASE: return parse_case(ps);

@@ -77,7 +77,7 @@ void *stc__parse_expected(parser *ps, const char *what)
 {
     char tmp[48];
     stc__parse_error_at(ps, ps->tok.line, ps->tok.col, "expected %s, found %s", what,
-                   parse_tok_desc(ps, &ps->tok, tmp, sizeof tmp));
+                   stc__parse_at_keyed_decl(ps) ? "'keyed thread'" : parse_tok_desc(ps, &ps->tok, tmp, sizeof tmp));
     return NULL;
 }
 
@@ -182,4 +182,14 @@ static bool parse_type_height(parser *ps, const ir_type *t, int depth, ir_loc lo
 bool stc__parse_check_type(parser *ps, const ir_type *t, ir_loc loc)
 {
     return parse_type_height(ps, t, 1, loc);
+}
+
+bool stc__parse_at_keyed(parser *ps)
+{
+    return stc__parse_is_ident(ps, &ps->tok, "keyed") && stc__parse_peek(ps)->kind == TOK_THREAD;
+}
+
+bool stc__parse_at_keyed_decl(parser *ps)
+{
+    return ps->tok.col == 1 && stc__parse_at_keyed(ps) && stc__parse_peek(ps)->line == ps->tok.line;
 }

@@ -24,16 +24,11 @@ static bool parse_at_main(parser *ps)
     return stc__parse_is_ident(ps, &ps->tok, "main") && stc__parse_peek(ps)->kind == TOK_ASSIGN;
 }
 
-/* `keyed` followed by `thread` */
-static bool parse_at_keyed(parser *ps)
-{
-    return stc__parse_is_ident(ps, &ps->tok, "keyed") && stc__parse_peek(ps)->kind == TOK_THREAD;
-}
 
 static bool parse_at_decl_col1(parser *ps)
 {
     if (ps->tok.col != 1) return false;
-    return ps->tok.kind == TOK_FUN || ps->tok.kind == TOK_THREAD || parse_at_main(ps) || parse_at_keyed(ps);
+    return ps->tok.kind == TOK_FUN || ps->tok.kind == TOK_THREAD || parse_at_main(ps) || stc__parse_at_keyed(ps);
 }
 
 /* An expression that ends a declaration, with its height checked. */
@@ -164,7 +159,7 @@ static void parse_decl(parser *ps)
 {
     if (ps->tok.kind == TOK_FUN) parse_fun(ps);
     else if (ps->tok.kind == TOK_THREAD) parse_thread(ps, false);
-    else if (parse_at_keyed(ps)) parse_thread(ps, true);
+    else if (stc__parse_at_keyed(ps)) parse_thread(ps, true);
     else if (stc__parse_is_ident(ps, &ps->tok, "main")) parse_main(ps);
     else stc__parse_expected(ps, "a declaration ('fun', 'thread' or 'main =')");
 }

@@ -22,6 +22,52 @@ static int val_cmp3(int64_t a, int64_t b) { return (a > b) - (a < b); }
 
 static int val_map_compare(stc_value a, stc_value b);
 
+/* Strings bytewise, a proper prefix first: a byte loop, as keys are
+ * mostly short words that differ early (a call of memcmp costs more). */
+static int val_str_order(const val_str *x, const val_str *y)
+{
+    size_t n = x->len < y->len ? x->len : y->len;
+    if (n > 32) {
+        int c = memcmp(x->data, y->data, n);
+        if (c) return c < 0 ? -1 : 1;
+    } else {
+        const unsigned char *a = (const unsigned char *)x->data, *b = (const unsigned char *)y->data;
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    }
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+/* A string's first 8 bytes as a big-endian number, zero-padded (0 for
+ * other keys).  When two strings' prefixes differ they order as their
+ * prefixes do (a string ending inside the 8 bytes pads with 0, below any
+ * byte that continues the other, or equal to a 0 byte, then not decisive),
+ * so a walk compares one number per node for most nodes. */
+static inline uint64_t val_key_prefix(stc_value k)
+{
+    if (k.tag != STC_T_STR) return 0;
+    const val_str *s = val_as_str(k);
+    size_t n = s->len < 8 ? s->len : 8;
+    uint64_t p = 0;
+    for (size_t i = 0; i < 8; i++) p = p << 8 | (i < n ? (unsigned char)s->data[i] : 0);
+    return p;
+}
+
+/* stc__val_key_compare with the common keys (strings, ints) inline, given
+ * kp = val_key_prefix(k): the tree walks below call it once per level. */
+static inline int val_key_cmp(stc_value k, uint64_t kp, const val_map_node *n)
+{
+    stc_value b = n->key;
+    if (k.tag == b.tag) {
+        if (k.tag == STC_T_STR) {
+            if (kp != n->pre) return kp < n->pre ? -1 : 1;
+            return val_str_order(val_as_str(k), val_as_str(b));
+        }
+        if (k.tag == STC_T_INT) return val_cmp3(k.as.i, b.as.i);
+    }
+    return stc__val_key_compare(k, b);
+}
+
 int stc__val_key_compare(stc_value a, stc_value b)
 {
     /* The last item of a sequence and a sum's payload are compared by
@@ -35,7 +81,7 @@ int stc__val_key_compare(stc_value a, stc_value b)
         case STC_T_BOOL: return (int)a.as.b - (int)b.as.b;
         case STC_T_INT: return val_cmp3(a.as.i, b.as.i);
         case STC_T_FLOAT: return val_cmp3(val_float_order_key(a.as.f), val_float_order_key(b.as.f));
-        case STC_T_STR: return stc__val_compare(a, b);
+        case STC_T_STR: return val_str_order(val_as_str(a), val_as_str(b));
         case STC_T_LIST:
         case STC_T_TUPLE: {
             size_t na = val_seq_len(a), nb = val_seq_len(b), n = na < nb ? na : nb;
@@ -108,6 +154,7 @@ static val_map_node *val_node_new(stc_value k, stc_value v)
     if (!n) return NULL;
     atomic_init(&n->refs, 1);
     n->height = 1;
+    n->pre = val_key_prefix(k);
     n->key = k;
     n->val = v;
     n->left = n->right = NULL;
@@ -142,6 +189,7 @@ static val_map_node *val_node_own(val_map_node *n)
     if (!c) return NULL;
     atomic_init(&c->refs, 1);
     c->height = n->height;
+    c->pre = n->pre;
     c->key = val_retain(n->key);
     c->val = val_retain(n->val);
     c->left = val_node_retain(n->left);
@@ -206,7 +254,7 @@ static val_map_node *val_balance(val_map_node *n, bool *err)
 }
 
 /* Inserts or replaces k -> v (consumed) under n; *added when k is new. */
-static val_map_node *val_insert(val_map_node *n, stc_value k, stc_value v, bool *added, bool *err)
+static val_map_node *val_insert(val_map_node *n, stc_value k, uint64_t kp, stc_value v, bool *added, bool *err)
 {
     if (!n) {
         val_map_node *leaf = val_node_new(k, v);
@@ -226,16 +274,17 @@ static val_map_node *val_insert(val_map_node *n, stc_value k, stc_value v, bool 
         *err = true;
         return n;
     }
-    int c = stc__val_key_compare(k, o->key);
+    int c = val_key_cmp(k, kp, o);
     if (c == 0) {
         val_release(o->val);
         o->val = v;
         val_release(k);
         return o;
     }
-    if (c < 0) o->left = val_insert(o->left, k, v, added, err);
-    else o->right = val_insert(o->right, k, v, added, err);
-    return *err ? o : val_balance(o, err);
+    if (c < 0) o->left = val_insert(o->left, k, kp, v, added, err);
+    else o->right = val_insert(o->right, k, kp, v, added, err);
+    /* a replaced value leaves every height as it was */
+    return *err || !*added ? o : val_balance(o, err);
 }
 
 /* Detaches the leftmost node of n (non-NULL) into *min. */
@@ -254,13 +303,13 @@ static val_map_node *val_remove_min(val_map_node *n, val_map_node **min, bool *e
 }
 
 /* Removes k (present under n) from n. */
-static val_map_node *val_delete(val_map_node *n, stc_value k, bool *err)
+static val_map_node *val_delete(val_map_node *n, stc_value k, uint64_t kp, bool *err)
 {
     val_map_node *o = val_node_own(n);
     if (!o) { *err = true; return n; }
-    int c = stc__val_key_compare(k, o->key);
-    if (c < 0) o->left = val_delete(o->left, k, err);
-    else if (c > 0) o->right = val_delete(o->right, k, err);
+    int c = val_key_cmp(k, kp, o);
+    if (c < 0) o->left = val_delete(o->left, k, kp, err);
+    else if (c > 0) o->right = val_delete(o->right, k, kp, err);
     else if (!o->left || !o->right) {
         val_map_node *child = o->left ? o->left : o->right;
         o->left = o->right = NULL;
@@ -273,6 +322,7 @@ static val_map_node *val_delete(val_map_node *n, stc_value k, bool *err)
         val_release(o->key);
         val_release(o->val);
         o->key = min->key;
+        o->pre = min->pre;
         o->val = min->val;
         min->key = min->val = (stc_value){.tag = STC_T_UNIT};
         val_node_release(min);
@@ -335,31 +385,41 @@ static val_map *val_map_own(stc_value m)
 const stc_value *stc__val_map_find(stc_value m, stc_value k)
 {
     const val_map_node *n = ((const val_map *)m.as.obj)->root;
+    uint64_t kp = val_key_prefix(k);
     while (n) {
-        int c = stc__val_key_compare(k, n->key);
+        int c = val_key_cmp(k, kp, n);
         if (c == 0) return &n->val;
         n = c < 0 ? n->left : n->right;
     }
     return NULL;
 }
 
-bool stc__val_map_take(stc_value m, stc_value k, stc_value *v)
+stc_value *stc__val_map_take_slot(stc_value m, stc_value k, stc_value *v, bool *absent)
 {
+    *absent = false;
     val_map *h = (val_map *)m.as.obj;
-    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) != 1) return false;
+    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) != 1) return NULL;
     val_map_node *n = h->root;
+    uint64_t kp = val_key_prefix(k);
     while (n) {
         /* a node shared with another map: its value is that map's too */
-        if (atomic_load_explicit(&n->refs, memory_order_acquire) != 1) return false;
-        int c = stc__val_key_compare(k, n->key);
+        if (atomic_load_explicit(&n->refs, memory_order_acquire) != 1) return NULL;
+        int c = val_key_cmp(k, kp, n);
         if (c == 0) {
             *v = n->val;
             n->val = stc_value_unit();
-            return true;
+            return &n->val;
         }
         n = c < 0 ? n->left : n->right;
     }
-    return false;
+    *absent = true;
+    return NULL;
+}
+
+bool stc__val_map_take(stc_value m, stc_value k, stc_value *v)
+{
+    bool absent;
+    return stc__val_map_take_slot(m, k, v, &absent) != NULL;
 }
 
 int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out)
@@ -373,7 +433,7 @@ int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out)
     }
     stc_value r = {.tag = STC_T_MAP, .as.obj = &h->hdr};
     bool added = false, err = false;
-    h->root = val_insert(h->root, k, v, &added, &err);
+    h->root = val_insert(h->root, k, val_key_prefix(k), v, &added, &err);
     if (err) {
         val_release(r);
         return STC_ENOMEM;
@@ -394,13 +454,61 @@ int stc__val_map_remove(stc_value m, stc_value k, stc_value *out)
     if (!h) return STC_ENOMEM;
     stc_value r = {.tag = STC_T_MAP, .as.obj = &h->hdr};
     bool err = false;
-    h->root = val_delete(h->root, k, &err);
+    h->root = val_delete(h->root, k, val_key_prefix(k), &err);
     if (err) {
         val_release(r);
         return STC_ENOMEM;
     }
     h->n--;
     *out = r;
+    return 0;
+}
+
+/* A balanced tree of items[lo, hi) (sorted, distinct keys), the items
+ * moved in; NULL with *err when out of memory (the items not yet moved
+ * are the caller's).  Recursion depth is log2 of the count. */
+static val_map_node *val_build(stc_value *keys, stc_value *vals, size_t lo, size_t hi, bool *err)
+{
+    if (lo >= hi || *err) return NULL;
+    size_t mid = lo + (hi - lo) / 2;
+    val_map_node *n = malloc(sizeof *n);
+    if (!n) {
+        *err = true;
+        return NULL;
+    }
+    atomic_init(&n->refs, 1);
+    n->left = val_build(keys, vals, lo, mid, err);
+    n->right = val_build(keys, vals, mid + 1, hi, err);
+    if (*err) { /* give back what this subtree took: the caller releases the rest */
+        n->key = n->val = stc_value_unit();
+        val_node_release(n);
+        return NULL;
+    }
+    n->pre = val_key_prefix(keys[mid]);
+    n->key = keys[mid];
+    n->val = vals[mid];
+    keys[mid] = vals[mid] = stc_value_unit();
+    val_node_fix(n);
+    return n;
+}
+
+int stc__val_map_from_sorted(stc_value *keys, stc_value *vals, size_t n, stc_value *out)
+{
+    bool err = false;
+    val_map *h = val_map_alloc();
+    if (h) h->root = val_build(keys, vals, 0, n, &err);
+    for (size_t i = 0; i < n; i++) { /* the items left after an error */
+        val_release(keys[i]);
+        val_release(vals[i]);
+        keys[i] = vals[i] = stc_value_unit();
+    }
+    if (!h || err) {
+        if (h) val_release((stc_value){.tag = STC_T_MAP, .as.obj = &h->hdr});
+        *out = val_map_invalid;
+        return STC_ENOMEM;
+    }
+    h->n = n;
+    *out = (stc_value){.tag = STC_T_MAP, .as.obj = &h->hdr};
     return 0;
 }
 
@@ -427,6 +535,7 @@ bool stc__val_map_iter_next(val_map_iter *it, stc_value *k, stc_value *v)
 static int val_node_check(const val_map_node *n, const stc_value *lo, const stc_value *hi, size_t *count)
 {
     if (!n) return 0;
+    if (n->pre != val_key_prefix(n->key)) return -1;
     if ((lo && stc__val_key_compare(*lo, n->key) >= 0) || (hi && stc__val_key_compare(n->key, *hi) >= 0)) return -1;
     int l = val_node_check(n->left, lo, &n->key, count);
     int r = val_node_check(n->right, &n->key, hi, count);

@@ -26,6 +26,7 @@ typedef struct val_map_node val_map_node;
 struct val_map_node {
     atomic_size_t refs; /* atomic: shared nodes are released from any thread */
     int height;                /* AVL: 1 for a leaf */
+    uint64_t pre; /* val_key_prefix(key): most comparisons on a walk end there */
     stc_value key, val;
     val_map_node *left, *right;
 };
@@ -59,11 +60,22 @@ const stc_value *stc__val_map_find(stc_value m, stc_value k);
  * caller puts k again; else false and nothing changes.  So a keyed
  * thread's per-key state is held once while its function updates it. */
 bool stc__val_map_take(stc_value m, stc_value k, stc_value *v);
+/* stc__val_map_take returning the place of k's value, where the caller
+ * stores k's new value itself (no second walk; the unit left there is
+ * dropped) while m stays held once and unchanged; NULL when take fails,
+ * and then *absent says that every node was held once and k is not in m
+ * (so a lookup would find nothing either). */
+stc_value *stc__val_map_take_slot(stc_value m, stc_value k, stc_value *v, bool *absent);
 /* m with k bound to v (m, k, v consumed); 0 or STC_ENOMEM (*out INVALID). */
 int stc__val_map_put(stc_value m, stc_value k, stc_value v, stc_value *out);
 /* m without k (m consumed, k borrowed); unchanged when k is absent. 0 or
  * STC_ENOMEM. */
 int stc__val_map_remove(stc_value m, stc_value k, stc_value *out);
+/* The map of the n items keys[i] -> vals[i] (in strictly increasing key
+ * order, the caller's word), built balanced in O(n); the items are
+ * consumed, also on error (the arrays then hold unit).  0 or STC_ENOMEM
+ * (*out INVALID). */
+int stc__val_map_from_sorted(stc_value *keys, stc_value *vals, size_t n, stc_value *out);
 /* Whether a and b hold equal keys (stc__val_key_compare) bound to equal values
  * (stc_value_equal), in the same number. */
 bool stc__val_map_equal(stc_value a, stc_value b);

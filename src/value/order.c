@@ -131,9 +131,20 @@ out:
 
 int stc__val_order(stc_value a, stc_value b)
 {
-    if (a.tag == b.tag && a.tag < STC_T_STR) { /* the common case: no walk */
-        val_ord_frame unused;
-        return val_ord_step(NULL, a, b, &unused);
+    val_ord_frame unused;
+    if (a.tag == b.tag && a.tag <= STC_T_STR) return val_ord_step(NULL, a, b, &unused); /* the common case: no walk */
+    if (a.tag == b.tag && (a.tag == STC_T_TUPLE || a.tag == STC_T_LIST)) {
+        /* a sequence of scalars and strings (a sort key such as (-count,
+         * word)) compares without the walk's set-up; a container inside
+         * sends it to the walk */
+        const stc_value *xa = val_seq_items(a), *xb = val_seq_items(b);
+        size_t na = val_seq_len(a), nb = val_seq_len(b), i = 0;
+        for (; i < na && i < nb; i++) {
+            if (xa[i].tag != xb[i].tag || xa[i].tag > STC_T_STR) break;
+            int r = val_ord_step(NULL, xa[i], xb[i], &unused);
+            if (r) return r;
+        }
+        if (i == na || i == nb) return val_ord_int(na, nb); /* all common items equal: a proper prefix first */
     }
     val_ord q = {VAL_MEMO_INIT, 0};
     int r = val_ord_walk(&q, a, b);

@@ -78,6 +78,9 @@ static const char *progs[] = {
     "fun acc(k, x, s) = (s + x, s + x)\nfun cnt(w, n) = (n + 1, n + 1)\n"
     "keyed thread a = acc init 0\nkeyed thread c = cnt init 0\n"
     "main = (smap(fn x => (a(str(x % 5), x), smap(fn w => c(w), [x % 3, x % 4])), range(0, 30)), a(\"1\", 2))\n",
+    /* keyed threads: a second sharded smap splits the first's keys, and both merge */
+    "fun cnt(w, n) = (n + 1, n + 1)\nkeyed thread c = cnt init 0\n"
+    "main = let a = smap(fn x => c(str(x % 7)), range(0, 20)) in (a, smap(fn x => c(str(x % 9)), range(0, 20)))\n",
     /* a pipeline with a branch and a string-carrying C thread */
     "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\n"
     "thread a = acc init 0\nthread b = acc init 1\nthread c = cthr init 5\n"

@@ -323,6 +323,32 @@ TEST(map_take_and_key_hash)
     CHECK(stc__val_map_check(m2));
     stc_value_release(m);
     stc_value_release(m2);
+    /* take_slot: one walk, the new value stored in place; absent keys said */
+    stc_value s = stc__val_map_new();
+    const char *ws[] = {"pear", "apple", "fig", "apples", "app", "a", "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz1",
+                        "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz0"};
+    for (int i = 0; i < 8; i++)
+        CHECK_INT(stc__val_map_put(s, stc_value_new_str(ws[i], strlen(ws[i])), stc_value_int(i), &s), 0);
+    CHECK(stc__val_map_check(s));
+    bool absent = true;
+    stc_value x = stc_value_unit(), key = stc_value_new_str("apple", 5);
+    stc_value *slot = stc__val_map_take_slot(s, key, &x, &absent);
+    CHECK(slot != NULL && !absent);
+    CHECK_INT(x.as.i, 1);
+    *slot = stc_value_int(41);
+    CHECK_INT(stc__val_map_find(s, key)->as.i, 41);
+    stc_value_release(key);
+    key = stc_value_new_str("appl", 4);
+    CHECK(stc__val_map_take_slot(s, key, &x, &absent) == NULL);
+    CHECK(absent);
+    stc_value held = stc_value_retain(s);
+    CHECK(stc__val_map_take_slot(s, key, &x, &absent) == NULL);
+    CHECK(!absent); /* shared: not known */
+    stc_value_release(held);
+    stc_value_release(key);
+    CHECK_INT((int)val_map_len(s), 8);
+    CHECK(stc__val_map_check(s));
+    stc_value_release(s);
     /* equal keys hash alike, whatever their sharing; -0.0 and 0.0 are different keys */
     stc_value a = stc_value_new_str("word", 4), b = stc_value_new_str("word", 4);
     CHECK(stc__val_key_hash(a) == stc__val_key_hash(b));
