@@ -274,7 +274,7 @@ static int remote_call(void *ud, const void *req, size_t len, void **reply, size
     return 0;
 }
 
-static const stc_remote remote_mpi = {remote_call, NULL};
+static const stc_remote remote_mpi = {remote_call, NULL, NULL, 0};
 
 const struct stc_remote *cli_cluster_remote(void)
 {

@@ -322,34 +322,40 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     return r.rc;
 }
 
-bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *b, sched_status *status, int *nran,
-                            uint64_t *wait_ns)
+/* A batch away at a remote stage (stc_remote.start): its request, kept
+ * until the reply comes, and the reply.  The transport writes rc, rep and
+ * replen, then resumes the batch (the pool's lock orders that before the
+ * worker that runs the stage again reads them). */
+typedef struct flow_away {
+    buf req;
+    sched_pool *pool;
+    sched_batch *sb;
+    sched_status loaded; /* what loading the frames said (SCHED_STOP: an item failed) */
+    int rc;
+    void *rep;
+    size_t replen;
+} flow_away;
+
+static void away_done(void *token, int rc, void *reply, size_t reply_len)
+{
+    flow_away *a = token;
+    a->rc = rc;
+    a->rep = reply;
+    a->replen = reply_len;
+    stc__sched_resume(a->pool, a->sb);
+}
+
+/* Adopts reply rep (consumed) of a request of `sent` bytes: true when the
+ * batch's frames (or an item's error) are now the stage's outcome. */
+static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void *rep, size_t replen, size_t sent,
+                        sched_status *status, int *nran)
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
-    if (!rt->rnames || !pl->fn) return false;
-    int smap = names_smap(rt->rnames, pl->smap);
-    int64_t fn = rt->rnames->wf.code_id(rt->rnames->wf.ud, pl->fn);
-    if (smap < 0 || fn < 0) return false;
-    sched_status st = SCHED_CONTINUE;
-    if (!b->loaded) st = stc__flow_load_batch(job, cx, b);
-    buf req = BUF_INIT;
-    if (request_encode(job, smap, (int)fn, stage, b, &req) != 0) {
-        stc__buf_free(&req);
-        return false; /* runs here; the frames stay loaded */
-    }
-    void *rep = NULL;
-    size_t replen = 0;
-    uint64_t t0 = flow_now_ns();
-    int rc = rt->remote.call(rt->remote.ud, req.data, req.len, &rep, &replen);
-    *wait_ns = flow_now_ns() - t0;
-    size_t sent = req.len;
-    stc__buf_free(&req);
     reply r;
     if (rc != 0 || !rep || reply_decode(job, b, rep, replen, &r) != 0) {
         free(rep);
         atomic_fetch_add(&rt->remote_declined, 1);
-        *wait_ns = 0;
         return false;
     }
     free(rep);
@@ -357,6 +363,7 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *
     atomic_fetch_add(&rt->remote_sent, (long long)sent);
     atomic_fetch_add(&rt->remote_received, (long long)replen);
     /* Adopt: the answered items' frames and flags, then the error. */
+    sched_status st = SCHED_CONTINUE;
     size_t w = (size_t)(pl->nslots - job->ncaps);
     int k = 0;
     for (int i = 0; i < b->n; i++) {
@@ -383,7 +390,61 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *
     free(r.flags);
     *status = st;
     *nran = r.nran;
-    (void)cx;
+    return true;
+}
+
+bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch *sb, sched_status *status, int *nran,
+                            uint64_t *wait_ns)
+{
+    flow_runtime *rt = job->rt;
+    const flow_plan *pl = job->plan;
+    flow_batch *b = sb->data;
+    *wait_ns = 0;
+    if (b->away) { /* back from another process */
+        flow_away *a = b->away;
+        b->away = NULL;
+        bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran);
+        if (ok && a->loaded == SCHED_STOP) *status = SCHED_STOP;
+        stc__buf_free(&a->req);
+        free(a);
+        return ok; /* (not ok: runs here, the frames still loaded) */
+    }
+    if (!rt->rnames || !pl->fn) return false;
+    int smap = names_smap(rt->rnames, pl->smap);
+    int64_t fn = rt->rnames->wf.code_id(rt->rnames->wf.ud, pl->fn);
+    if (smap < 0 || fn < 0) return false;
+    sched_status loaded = b->loaded ? SCHED_CONTINUE : stc__flow_load_batch(job, cx, b);
+    flow_away *a = rt->remote.start ? malloc(sizeof *a) : NULL;
+    buf req = BUF_INIT;
+    if (request_encode(job, smap, (int)fn, stage, b, &req) != 0) {
+        stc__buf_free(&req);
+        free(a);
+        return false; /* runs here; the frames stay loaded */
+    }
+    if (a) {
+        *a = (flow_away){.req = req, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        b->away = a; /* before start: the reply may come before it returns */
+        if (rt->remote.start(rt->remote.ud, a->req.data, a->req.len, away_done, a) == 0) {
+            *status = SCHED_AWAY;
+            return true;
+        }
+        b->away = NULL; /* the transport is full: here, now */
+        stc__buf_free(&a->req);
+        free(a);
+        return false;
+    }
+    void *rep = NULL;
+    size_t replen = 0;
+    uint64_t t0 = flow_now_ns();
+    int rc = rt->remote.call(rt->remote.ud, req.data, req.len, &rep, &replen);
+    *wait_ns = flow_now_ns() - t0;
+    size_t sent = req.len;
+    stc__buf_free(&req);
+    if (!reply_adopt(job, cx, b, rc, rep, replen, sent, status, nran)) {
+        *wait_ns = 0;
+        return false;
+    }
+    if (loaded == SCHED_STOP) *status = SCHED_STOP;
     return true;
 }
 

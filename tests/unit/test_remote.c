@@ -34,7 +34,8 @@ static const char remote_err_src[] =
 /* Runs src at 3 workers with the fake transport in `mode` and checks the
  * outcome against the reference; *stats gets the run's, *served the
  * requests the fake answered, *outcome (if not NULL) the outcome. */
-static void remote_check(const char *src, tfake_mode mode, stc_run_stats *stats, long long *served, char **outcome)
+static void remote_check_at(const char *src, tfake_mode mode, int workers, stc_run_stats *stats, long long *served,
+                            char **outcome)
 {
     stc_env *env = stc_env_new();
     stc_program *prog = UNIT_COMPILE(env, src, "remote.stc"), *twin = UNIT_COMPILE(env, src, "remote.stc");
@@ -42,7 +43,7 @@ static void remote_check(const char *src, tfake_mode mode, stc_run_stats *stats,
     CHECK(f != NULL);
     if (!f) goto done;
     char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
-    char *got = unit_outcome(prog, (stc_run_opts){.workers = 3, .remote = tfake_remote(f)}, stats);
+    char *got = unit_outcome(prog, (stc_run_opts){.workers = workers, .remote = tfake_remote(f)}, stats);
     CHECK_STR(got, ref);
     if (outcome) *outcome = ref;
     else free(ref);
@@ -82,6 +83,11 @@ done:
     stc_program_free(prog);
     stc_program_free(twin);
     stc_env_free(env);
+}
+
+static void remote_check(const char *src, tfake_mode mode, stc_run_stats *stats, long long *served, char **outcome)
+{
+    remote_check_at(src, mode, 3, stats, served, outcome);
 }
 
 TEST(remote_stages_run_remotely_alike)
@@ -124,6 +130,49 @@ TEST(remote_truncated_replies_run_here)
     stc_run_stats st = {0};
     long long served = 0;
     remote_check(remote_src, TFAKE_TRUNCATE, &st, &served, NULL);
+    CHECK_INT(st.remote_batches, 0);
+    CHECK(st.remote_declined > 0);
+    CHECK_INT(st.remote_declined, served);
+}
+
+/* Asynchronous transports (stc_remote.start): a batch away holds no
+ * worker, so even one worker keeps TFAKE_SLOTS batches away and works on
+ * others; a reply that comes before start returns, a full transport and
+ * bad replies change nothing but where the work ran. */
+TEST(remote_async_stages_run_remotely_alike)
+{
+    static const tfake_mode modes[] = {TFAKE_ASYNC, TFAKE_ASYNC_NOW};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
+        for (int workers = 1; workers <= 3; workers += 2) {
+            stc_run_stats st = {0};
+            long long served = 0;
+            remote_check_at(remote_src, modes[m], workers, &st, &served, NULL);
+            CHECK(st.remote_batches > 0);
+            CHECK_INT(st.remote_batches, served);
+            CHECK(st.remote_bytes_sent > 0);
+            CHECK_INT(st.remote_declined, 0);
+        }
+}
+
+TEST(remote_async_error_is_the_references)
+{
+    for (int workers = 1; workers <= 2; workers++) {
+        stc_run_stats st = {0};
+        long long served = 0;
+        char *out = NULL;
+        remote_check_at(remote_err_src, TFAKE_ASYNC, workers, &st, &served, &out);
+        CHECK(st.remote_batches > 0);
+        CHECK_CONTAINS(out, "division by zero");
+        CHECK_CONTAINS(out, "smap item 1233");
+        free(out);
+    }
+}
+
+TEST(remote_async_truncated_replies_run_here)
+{
+    stc_run_stats st = {0};
+    long long served = 0;
+    remote_check_at(remote_src, TFAKE_ASYNC_TRUNCATE, 1, &st, &served, NULL);
     CHECK_INT(st.remote_batches, 0);
     CHECK(st.remote_declined > 0);
     CHECK_INT(st.remote_declined, served);
