@@ -250,10 +250,6 @@ static int cli_main(int argc, char **argv)
     stc_pool *pool = NULL;
     if (a.cmd == CLI_CMD_RUN && !a.reference && !a.verify && rank == 0) {
         long n = a.workers ? a.workers : sysconf(_SC_NPROCESSORS_ONLN);
-        /* --mpi: a worker waits for the batch it sent to another rank
-         * (cli/cluster.c), so by default rank 0 gets one more per batch
-         * the other ranks can hold. */
-        if (a.mpi && !a.workers && cli_cluster_remote()) n += (long)cli_cluster_remote_slots();
         if (n > 1) pool = stc_pool_new((int)(n > CLI_MAX_WORKERS ? CLI_MAX_WORKERS : n));
     }
     char *src = NULL;
