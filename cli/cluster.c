@@ -11,6 +11,9 @@
  *
  * MPI_THREAD_MULTIPLE is asked for; during the run rank 0's pool workers
  * call MPI, one at a time (remote_lock); libstc knows nothing of MPI. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sched_setaffinity: undoing mpirun's default binding */
+#endif
 #include "cluster.h"
 
 #include <stdio.h>
@@ -71,6 +74,9 @@ void cli_cluster_stop_servers(bool stats) { (void)stats; }
 #include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +108,26 @@ static int mpi_fault(int code, const char *what, int mpi_rc)
     return code;
 }
 
+/* mpirun binds each rank to one core by default when there are at most
+ * two ranks (Open MPI 4.1): then every worker of the rank, and its
+ * transport thread, would share that core (-np 1 --workers 2 ran at one
+ * core's speed).  A rank runs many threads, so unless the user chose a
+ * binding or mapping, the rank may use every core. */
+static void mpi_unbind(void)
+{
+#ifdef __linux__
+    const char *bound = getenv("OMPI_MCA_orte_bound_at_launch");
+    if (!bound || strcmp(bound, "1") != 0 || getenv("OMPI_MCA_hwloc_base_binding_policy") ||
+        getenv("OMPI_MCA_rmaps_base_mapping_policy"))
+        return;
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (long i = 0; i < n && i < CPU_SETSIZE; i++) CPU_SET((int)i, &all);
+    (void)sched_setaffinity(0, sizeof all, &all); /* a cpuset keeps what it allows */
+#endif
+}
+
 int cli_cluster_init(int *rank, int *size)
 {
     *rank = 0;
@@ -117,6 +143,7 @@ int cli_cluster_init(int *rank, int *size)
     mpi_rank = *rank;
     mpi_size = *size;
     mpi_joined = true;
+    mpi_unbind();
     if (*rank != 0) {
         int keep = dup(2), null = open("/dev/null", O_WRONLY);
         if (keep >= 0) mpi_err_fd = keep;
