@@ -194,7 +194,7 @@ TEST(remote_unchanged_slots_stay_here)
     long long served = 0;
     remote_check_at(src, TFAKE_ASYNC, 1, &st, &served, NULL);
     CHECK(st.remote_batches > 0);
-    CHECK(st.remote_bytes_sent > st.remote_batches * 300); /* the strings went */
+    CHECK(st.remote_bytes_sent > st.remote_batches * 200); /* the strings went (250 bytes an item) */
     CHECK(st.remote_bytes_received * 4 < st.remote_bytes_sent);
 }
 
