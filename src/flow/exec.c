@@ -25,9 +25,12 @@
 #include "value/value.h"
 
 #define FLOW_BATCH_TARGET_NS 50000     /* work per batch the source aims at */
-/* ... and with stages that may go to another process (remote.c): a batch
- * away costs a round trip of 0.1-0.5 ms (docs/CLUSTER.md), so more. */
-#define FLOW_REMOTE_BATCH_NS 2000000
+/* ... and with stages that may go to another process (remote.c): each
+ * message costs its encoding and a transport's poll, so more; not much
+ * more, since a batch's frames are walked once per stage and bigger ones
+ * fall out of the cache (2 ms batches made logstats's serial stages on
+ * rank 0 a third slower; docs/CLUSTER.md). */
+#define FLOW_REMOTE_BATCH_NS 300000
 
 /* ---- Errors ------------------------------------------------------------------ */
 

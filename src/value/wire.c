@@ -156,6 +156,10 @@ static int enc(wenc *e, stc_value v, int depth)
 
 int stc__val_wire_encode(buf *b, stc_value v, const wire_funcs *f)
 {
+    if (v.tag == STC_T_UNIT) { /* most of a frame's slots, before a stage fills them */
+        stc__buf_putc(b, WIRE_UNIT);
+        return buf_ok(b) ? 0 : STC_ENOMEM;
+    }
     wenc e; /* few[] is read only below nkept: no need to clear it (a frame
                is mostly scalars, each encoded by a call of its own) */
     e.b = b, e.f = f, e.nkept = 0, e.kept = (val_memo)VAL_MEMO_INIT;
