@@ -265,6 +265,12 @@ void stc_program_free(stc_program *prog);
  * types (the multigraph of the STCLang paper). */
 enum { STC_GRAPH_STAGES = 0, STC_GRAPH_THREADS = 1 };
 char *stc_program_graph(const stc_program *prog, int view);
+/* The stages view, each stage also labelled with the ranks that may run it
+ * under `stc run --mpi` at `ranks` ranks (docs/CLUSTER.md): "ranks 0-K-1"
+ * for a stage whose batches may go to other ranks (rank 0 runs those
+ * that find every rank busy), "rank 0" for the rest; ranks 1 is
+ * stc_program_graph's stages view.  NULL when out of memory or ranks < 1. */
+char *stc_program_graph_ranks(const stc_program *prog, int ranks);
 
 /* Number and names of the program's threads, in declaration order. */
 size_t stc_program_thread_count(const stc_program *prog);
