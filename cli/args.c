@@ -3,7 +3,7 @@
  *   stc run [--json] [--workers N] [--reference] [--verify] [--stats]
  *           [--profile] [--trace OUT.json] [--queue-capacity N]
  *           [--input IN]... [--quiet] [--no-states] [--mpi] FILE
- *   stc graph [--threads] [--svg OUT.svg] FILE
+ *   stc graph [--threads | --ranks K] [--svg OUT.svg] FILE
  *   stc check FILE
  *   stc help | --help | -h
  *   stc --version | version
@@ -131,6 +131,8 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
         } else if (run && args_is(arg, "--trace")) {
             if (!(out->trace = args_value(argc, argv, &i, "--trace")) || !*out->trace)
                 return args_fail(err, errlen, "option '--trace' needs a file name");
+        } else if (graph && args_is(arg, "--ranks")) {
+            rc = args_number("--ranks", args_value(argc, argv, &i, "--ranks"), 1, 1 << 20, &out->ranks, err, errlen);
         } else if (graph && args_is(arg, "--threads")) {
             rc = args_flag(arg, "--threads", &out->threads, err, errlen);
         } else if (graph && args_is(arg, "--svg")) {

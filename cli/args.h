@@ -41,6 +41,7 @@ typedef struct cli_args {
     bool profile;       /* run: print the per-stage profile and predictions */
     const char *trace;  /* run: write a Chrome trace-event file here */
     bool threads;       /* graph: the thread/type multigraph */
+    int ranks;          /* graph: > 0, say which ranks of stc run --mpi run each stage */
     const char *svg;    /* graph: render with dot into this file */
     int workers;        /* 0: the library default (online CPUs) */
     int queue_capacity; /* 0: the library default */

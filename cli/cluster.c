@@ -11,6 +11,9 @@
  *
  * MPI_THREAD_MULTIPLE is asked for; during the run rank 0's pool workers
  * call MPI, one at a time (remote_lock); libstc knows nothing of MPI. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sched_setaffinity: undoing mpirun's default binding */
+#endif
 #include "cluster.h"
 
 #include <stdio.h>
@@ -32,6 +35,8 @@ bool cli_cluster_env_says_not_rank0(void)
 #ifndef STC_HAVE_MPI
 
 bool cli_cluster_built(void) { return false; }
+
+bool cli_cluster_output_blocks(void) { return false; }
 
 int cli_cluster_init(int *rank, int *size)
 {
@@ -69,6 +74,9 @@ void cli_cluster_stop_servers(bool stats) { (void)stats; }
 #include <fcntl.h>
 #include <limits.h>
 #include <mpi.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +92,11 @@ static bool mpi_threads_ok; /* MPI may be called from any thread, one at a time 
 
 bool cli_cluster_built(void) { return true; }
 
+/* Set by cli_cluster_init (main thread, before any output). */
+static bool mpi_joined;
+
+bool cli_cluster_output_blocks(void) { return mpi_joined; }
+
 /* A fault message on the real standard error, naming the rank. */
 static int mpi_fault(int code, const char *what, int mpi_rc)
 {
@@ -93,6 +106,26 @@ static int mpi_fault(int code, const char *what, int mpi_rc)
     text[n] = '\0';
     dprintf(mpi_err_fd, "stc: rank %d: %s failed: %s\n", mpi_rank, what, n ? text : "MPI error");
     return code;
+}
+
+/* mpirun binds each rank to one core by default when there are at most
+ * two ranks (Open MPI 4.1): then every worker of the rank, and its
+ * transport thread, would share that core (-np 1 --workers 2 ran at one
+ * core's speed).  A rank runs many threads, so unless the user chose a
+ * binding or mapping, the rank may use every core. */
+static void mpi_unbind(void)
+{
+#ifdef __linux__
+    const char *bound = getenv("OMPI_MCA_orte_bound_at_launch");
+    if (!bound || strcmp(bound, "1") != 0 || getenv("OMPI_MCA_hwloc_base_binding_policy") ||
+        getenv("OMPI_MCA_rmaps_base_mapping_policy"))
+        return;
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (long i = 0; i < n && i < CPU_SETSIZE; i++) CPU_SET((int)i, &all);
+    (void)sched_setaffinity(0, sizeof all, &all); /* a cpuset keeps what it allows */
+#endif
 }
 
 int cli_cluster_init(int *rank, int *size)
@@ -109,6 +142,8 @@ int cli_cluster_init(int *rank, int *size)
     MPI_Comm_size(MPI_COMM_WORLD, size);
     mpi_rank = *rank;
     mpi_size = *size;
+    mpi_joined = true;
+    mpi_unbind();
     if (*rank != 0) {
         int keep = dup(2), null = open("/dev/null", O_WRONLY);
         if (keep >= 0) mpi_err_fd = keep;
@@ -187,100 +222,197 @@ int cli_cluster_finish(int code)
 
 /* ---- Remote stages: rank 0 sends batches, the others answer ----------------
  *
- * libstc's pool workers on rank 0 call remote_call (stc_remote.call), each
- * waiting for its own reply; every MPI call during the run goes through
+ * Rank 0's pool workers hand a batch to remote_start (stc_remote.start)
+ * and go on with other work; the transport thread (remote_loop) watches
+ * the sends and the replies and gives each reply back to libstc (done),
+ * which resumes the batch.  Every MPI call during the run goes through
  * remote_lock (MPI_THREAD_SERIALIZED is enough: Open MPI 4.1 here gives
  * MPI_THREAD_MULTIPLE, but its TCP transport has a lock-order inversion
- * under TSan, tests/mpi/tsan.supp).  Waiting polls with short sleeps, as
- * above, since Open MPI's blocking calls spin.  A request goes to the rank
- * with the fewest batches away, at most REMOTE_CREDITS per rank (workers
- * beyond that wait for a credit), so memory stays bounded for any stream
- * length.  Its tag is the caller's credit slot + 1, unique while it is
- * away, so each reply finds its caller; tag 0 from rank 0 says stop. */
+ * under TSan, tests/mpi/tsan.supp).  Waiting polls with short sleeps that
+ * grow while nothing happens, since Open MPI's blocking calls spin.  A
+ * request goes to the rank with the fewest batches away, at most
+ * REMOTE_CREDITS per rank; with every credit in use it is not taken and
+ * the batch runs on rank 0 (so rank 0's workers never wait for a credit),
+ * and memory stays bounded for any stream length.  Its tag is its credit
+ * slot + 1, unique while it is away, so each reply finds its request; tag
+ * 0 from rank 0 says stop. */
 
-#define REMOTE_CREDITS 2
-#define REMOTE_POLL_NS 20000 /* 20 us between polls */
+#define REMOTE_CREDITS 4 /* batches away per rank at most */
+#define REMOTE_NAP_MIN_NS 20000    /* a serving rank polls: 20 us after a batch, */
+#define SERVE_NAP_MAX_NS 1000000   /* doubling up to 1 ms while none comes */
+/* Rank 0's transport thread polls for replies every 100 us, up to 500 us
+ * while none comes: each nap is a system call and a context switch (at 20
+ * us they took 8% of rank 0's time on logstats), and a rank holds up to
+ * REMOTE_CREDITS batches of ~0.3 ms (src/flow/exec.c), so a later look
+ * leaves no rank idle. */
+#define REPLY_NAP_MIN_NS 100000
+#define REPLY_NAP_MAX_NS 500000
+
+typedef void remote_done_fn(void *token, int rc, void *reply, size_t reply_len);
+
+typedef struct remote_away {      /* a request away (remote_lock) */
+    bool used, sent;
+    MPI_Request sreq;
+    size_t len;
+    remote_done_fn *done;
+    void *token;
+} remote_away;
 
 typedef struct remote_peer {
-    int away;                 /* batches there now (remote_lock) */
-    bool slot_used[REMOTE_CREDITS]; /* (remote_lock) */
-    long long batches, sent, received; /* (remote_lock) */
+    int away;                          /* batches there now (remote_lock) */
+    remote_away slot[REMOTE_CREDITS];  /* (remote_lock) */
+    long long batches, sent, received; /* answered batches and their bytes (remote_lock) */
+    long long kept;                    /* batches not sent: every credit in use (remote_lock) */
 } remote_peer;
 
 static pthread_mutex_t remote_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t remote_credit = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t remote_work = PTHREAD_COND_INITIALIZER; /* a request went, or stop */
 static remote_peer *remote_peers; /* [mpi_size], rank 0's unused; made by cli_cluster_remote */
+static int remote_nawait;         /* requests away, all ranks (remote_lock) */
+static long long remote_kept;     /* batches kept on rank 0 for want of a credit (remote_lock) */
+static bool remote_stop;          /* (remote_lock) */
+static bool remote_thread_on;     /* main thread only */
+static pthread_t remote_thread;
 
-static void remote_nap(void) { nanosleep(&(struct timespec){0, REMOTE_POLL_NS}, NULL); }
+static void remote_nap(long ns) { nanosleep(&(struct timespec){0, ns}, NULL); }
 
-static int remote_call(void *ud, const void *req, size_t len, void **reply, size_t *reply_len)
+static long nap_next(long ns, long max) { return ns * 2 > max ? max : ns * 2; }
+
+static int remote_start(void *ud, const void *req, size_t len, remote_done_fn *done, void *token)
 {
     (void)ud;
     if (len > INT_MAX) return STC_ELIMIT; /* runs on rank 0 */
     pthread_mutex_lock(&remote_lock);
-    int peer = -1, slot = -1;
-    for (;;) {
-        for (int r = 1; r < mpi_size; r++)
-            if (remote_peers[r].away < REMOTE_CREDITS && (peer < 0 || remote_peers[r].away < remote_peers[peer].away))
-                peer = r;
-        if (peer >= 0) break;
-        pthread_cond_wait(&remote_credit, &remote_lock);
+    int peer = -1;
+    for (int r = 1; r < mpi_size; r++)
+        if (remote_peers[r].away < REMOTE_CREDITS && (peer < 0 || remote_peers[r].away < remote_peers[peer].away))
+            peer = r;
+    if (peer < 0 || remote_stop) {
+        remote_kept++;
+        pthread_mutex_unlock(&remote_lock);
+        return STC_ELIMIT;
     }
     remote_peer *pp = &remote_peers[peer];
-    for (slot = 0; pp->slot_used[slot]; slot++) {}
-    pp->slot_used[slot] = true;
-    pp->away++;
-    MPI_Request sreq;
-    int rc = MPI_Isend(req, (int)len, MPI_BYTE, peer, slot + 1, MPI_COMM_WORLD, &sreq);
+    int slot = 0;
+    while (pp->slot[slot].used) slot++;
+    remote_away *a = &pp->slot[slot];
+    int rc = MPI_Isend(req, (int)len, MPI_BYTE, peer, slot + 1, MPI_COMM_WORLD, &a->sreq);
     if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "sending a batch", rc);
-    bool sent = false;
-    MPI_Message msg;
-    MPI_Status st;
-    for (;;) {
-        int done = 0;
-        if (!sent) {
-            if ((rc = MPI_Test(&sreq, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-                mpi_fail(CLI_EXIT_OSERR, "sending a batch", rc);
-            sent = done;
-            done = 0;
-        }
-        if (sent) {
-            if ((rc = MPI_Improbe(peer, slot + 1, MPI_COMM_WORLD, &done, &msg, &st)) != MPI_SUCCESS)
-                mpi_fail(CLI_EXIT_OSERR, "waiting for a batch", rc);
-            if (done) break;
-        }
-        pthread_mutex_unlock(&remote_lock);
-        remote_nap();
-        pthread_mutex_lock(&remote_lock);
-    }
-    int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    void *buf = malloc(count > 0 ? (size_t)count : 1);
-    if (!buf) {
-        dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
-        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
-    }
-    if ((rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-        mpi_fail(CLI_EXIT_OSERR, "receiving a batch", rc);
-    pp->slot_used[slot] = false;
-    pp->away--;
-    pp->batches++;
-    pp->sent += (long long)len;
-    pp->received += count;
-    pthread_cond_broadcast(&remote_credit);
+    *a = (remote_away){.used = true, .sreq = a->sreq, .len = len, .done = done, .token = token};
+    pp->away++;
+    remote_nawait++;
+    pthread_cond_signal(&remote_work);
     pthread_mutex_unlock(&remote_lock);
-    *reply = buf;
-    *reply_len = (size_t)count; /* empty: the rank refused it (the batch runs on rank 0) */
     return 0;
 }
 
-static const stc_remote remote_mpi = {remote_call, NULL};
+/* The transport thread: until stopped, finds the replies that came and
+ * hands them back (outside the lock: done resumes the batch in libstc). */
+static void *remote_loop(void *ud)
+{
+    (void)ud;
+    long nap = REPLY_NAP_MIN_NS;
+    pthread_mutex_lock(&remote_lock);
+    for (;;) {
+        while (!remote_stop && remote_nawait == 0) pthread_cond_wait(&remote_work, &remote_lock);
+        if (remote_nawait == 0) break; /* stopped, nothing away */
+        struct { remote_done_fn *done; void *token; void *buf; int count; } back[REMOTE_CREDITS];
+        int nback = 0;
+        for (int r = 1; r < mpi_size && !nback; r++)
+            for (int k = 0; k < REMOTE_CREDITS && nback < REMOTE_CREDITS; k++) {
+                remote_peer *pp = &remote_peers[r];
+                remote_away *a = &pp->slot[k];
+                if (!a->used) continue;
+                int done = 0, rc;
+                if (!a->sent) {
+                    if ((rc = MPI_Test(&a->sreq, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                        mpi_fail(CLI_EXIT_OSERR, "sending a batch", rc);
+                    if (!(a->sent = done)) continue;
+                }
+                MPI_Message msg;
+                MPI_Status st;
+                if ((rc = MPI_Improbe(r, k + 1, MPI_COMM_WORLD, &done, &msg, &st)) != MPI_SUCCESS)
+                    mpi_fail(CLI_EXIT_OSERR, "waiting for a batch", rc);
+                if (!done) continue;
+                int count = 0;
+                MPI_Get_count(&st, MPI_BYTE, &count);
+                void *buf = malloc(count > 0 ? (size_t)count : 1);
+                if (!buf) {
+                    dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+                    MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+                }
+                if ((rc = MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                    mpi_fail(CLI_EXIT_OSERR, "receiving a batch", rc);
+                pp->batches++;
+                pp->sent += (long long)a->len;
+                pp->received += count;
+                pp->away--;
+                remote_nawait--;
+                back[nback].done = a->done, back[nback].token = a->token;
+                back[nback].buf = buf, back[nback].count = count;
+                nback++;
+                *a = (remote_away){0};
+            }
+        pthread_mutex_unlock(&remote_lock);
+        /* An empty reply: the rank refused it (the batch runs on rank 0). */
+        for (int i = 0; i < nback; i++) back[i].done(back[i].token, 0, back[i].buf, (size_t)back[i].count);
+        if (nback) nap = REPLY_NAP_MIN_NS;
+        else {
+            remote_nap(nap);
+            nap = nap_next(nap, REPLY_NAP_MAX_NS);
+        }
+        pthread_mutex_lock(&remote_lock);
+    }
+    pthread_mutex_unlock(&remote_lock);
+    return NULL;
+}
+
+/* stc_remote.call, which libstc uses only without start: start, then wait. */
+typedef struct remote_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    int rc;
+    void *reply;
+    size_t len;
+} remote_wait;
+
+static void remote_wait_done(void *token, int rc, void *reply, size_t reply_len)
+{
+    remote_wait *w = token;
+    pthread_mutex_lock(&w->lock);
+    w->rc = rc, w->reply = reply, w->len = reply_len, w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+static int remote_call(void *ud, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    remote_wait w = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0, NULL, 0};
+    int rc = remote_start(ud, req, len, remote_wait_done, &w);
+    if (rc == 0) {
+        pthread_mutex_lock(&w.lock);
+        while (!w.done) pthread_cond_wait(&w.cond, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+        *reply = w.reply, *reply_len = w.len, rc = w.rc;
+    }
+    pthread_cond_destroy(&w.cond);
+    pthread_mutex_destroy(&w.lock);
+    return rc;
+}
+
+static stc_remote remote_mpi = {remote_call, NULL, remote_start, 0};
 
 const struct stc_remote *cli_cluster_remote(void)
 {
     const char *local = getenv("STC_MPI_LOCAL");
     if (mpi_rank != 0 || mpi_size < 2 || !mpi_threads_ok || (local && !strcmp(local, "1"))) return NULL;
     if (!remote_peers && !(remote_peers = calloc((size_t)mpi_size, sizeof *remote_peers))) return NULL;
+    if (!remote_thread_on) {
+        if (pthread_create(&remote_thread, NULL, remote_loop, NULL) != 0) return NULL;
+        remote_thread_on = true;
+    }
+    remote_mpi.slots = REMOTE_CREDITS * (mpi_size - 1);
     return &remote_mpi;
 }
 
@@ -296,6 +428,7 @@ int cli_cluster_serve(struct stc_program *prog)
     }
     void *buf = NULL;
     size_t cap = 0;
+    long nap = REMOTE_NAP_MIN_NS;
     for (;;) {
         int done = 0, rc;
         MPI_Message msg;
@@ -303,9 +436,11 @@ int cli_cluster_serve(struct stc_program *prog)
         if ((rc = MPI_Improbe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &done, &msg, &st)) != MPI_SUCCESS)
             return mpi_fail(CLI_EXIT_OSERR, "waiting for a batch", rc);
         if (!done) {
-            remote_nap();
+            remote_nap(nap);
+            nap = nap_next(nap, SERVE_NAP_MAX_NS);
             continue;
         }
+        nap = REMOTE_NAP_MIN_NS;
         int count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
         if ((size_t)count > cap) {
@@ -332,7 +467,7 @@ int cli_cluster_serve(struct stc_program *prog)
         rc = MPI_Isend(rep ? rep : "", (int)replen, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, &sreq);
         for (done = 0; rc == MPI_SUCCESS && !done;) {
             rc = MPI_Test(&sreq, &done, MPI_STATUS_IGNORE);
-            if (rc == MPI_SUCCESS && !done) remote_nap();
+            if (rc == MPI_SUCCESS && !done) remote_nap(REMOTE_NAP_MIN_NS);
         }
         free(rep);
         if (rc != MPI_SUCCESS) return mpi_fail(CLI_EXIT_OSERR, "sending a batch back", rc);
@@ -344,18 +479,29 @@ int cli_cluster_serve(struct stc_program *prog)
 
 void cli_cluster_stop_servers(bool stats)
 {
+    if (remote_thread_on) { /* every batch is back: the runs are over */
+        pthread_mutex_lock(&remote_lock);
+        remote_stop = true;
+        pthread_cond_signal(&remote_work);
+        pthread_mutex_unlock(&remote_lock);
+        pthread_join(remote_thread, NULL);
+        remote_thread_on = false;
+    }
     for (int r = 1; r < mpi_size; r++) {
         MPI_Request req;
         int rc = MPI_Isend("", 0, MPI_BYTE, r, 0, MPI_COMM_WORLD, &req), done = 0;
         while (rc == MPI_SUCCESS && !done) {
             rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-            if (rc == MPI_SUCCESS && !done) remote_nap();
+            if (rc == MPI_SUCCESS && !done) remote_nap(REMOTE_NAP_MIN_NS);
         }
         if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "stopping the ranks", rc);
     }
+    if (stats && remote_peers)
+        fprintf(stderr, "stats: rank 0: batches kept for want of a credit %lld (credits %d per rank)\n", remote_kept,
+                REMOTE_CREDITS);
     for (int r = 1; stats && remote_peers && r < mpi_size; r++)
-        fprintf(stderr, "stats: rank %d: remote batches %lld, bytes sent %lld, received %lld\n", r,
-                remote_peers[r].batches, remote_peers[r].sent, remote_peers[r].received);
+        fprintf(stderr, "stats: rank %d: remote batches %lld, messages %lld, bytes sent %lld, received %lld\n", r,
+                remote_peers[r].batches, 2 * remote_peers[r].batches, remote_peers[r].sent, remote_peers[r].received);
     free(remote_peers);
     remote_peers = NULL;
 }

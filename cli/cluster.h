@@ -11,6 +11,12 @@
 /* Whether this stc was built with MPI. */
 bool cli_cluster_built(void);
 
+/* Whether this process joined an MPI job (cli_cluster_init): then its
+ * standard output is written in blocks even on a terminal (cli/output.c),
+ * since mpirun hands every rank a pseudo-terminal, and a write per line,
+ * each relayed by mpirun, made a million-line output 2.5x slower. */
+bool cli_cluster_output_blocks(void);
+
 /* Whether the environment says this process is a rank other than 0 of an
  * MPI job (Open MPI's OMPI_COMM_WORLD_RANK, PMIx's PMIX_RANK, PMI_RANK):
  * before MPI starts, such a rank keeps quiet about a bad command line,

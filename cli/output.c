@@ -6,10 +6,11 @@
  * and nothing is written after it.  Every result before that one is
  * written whole; the end of the output may hold the start of its line.
  * On a terminal each line is written at once, as a line-buffered stdout
- * would. */
+ * would (but not under mpirun, whose terminal is its own: cli/cluster.h). */
 #include "output.h"
 
 #include "args.h"
+#include "cluster.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@ void cli_output_init(cli_output *o, int fd)
     memset(o, 0, sizeof *o);
     o->fd = fd;
     o->lost = -1;
-    o->line_flush = fd >= 0 && isatty(fd);
+    o->line_flush = fd >= 0 && isatty(fd) && !cli_cluster_output_blocks();
 }
 
 void cli_output_free(cli_output *o)

@@ -34,7 +34,7 @@ static const char cli_help[] =
     "               [--profile] [--trace OUT.json] [--queue-capacity N]\n"
     "               [--input IN]... [--quiet] [--no-states] [--mpi] FILE.stc\n"
     "       stc check FILE.stc\n"
-    "       stc graph [--threads] [--svg OUT.svg] FILE.stc\n"
+    "       stc graph [--threads | --ranks K] [--svg OUT.svg] FILE.stc\n"
     "       stc help | --help\n"
     "       stc --version\n"
     "\n"
@@ -80,6 +80,8 @@ static const char cli_help[] =
     "\n"
     "Options of graph:\n"
     "  --threads           the threads as edges between their input and output types\n"
+    "  --ranks K           label each stage with the ranks of 'mpirun -np K stc run\n"
+    "                      --mpi' that may run it (docs/CLUSTER.md)\n"
     "  --svg OUT.svg       render with Graphviz's dot (apt-get install graphviz);\n"
     "                      '-' writes the SVG to standard output\n"
     "\n"
@@ -250,10 +252,6 @@ static int cli_main(int argc, char **argv)
     stc_pool *pool = NULL;
     if (a.cmd == CLI_CMD_RUN && !a.reference && !a.verify && rank == 0) {
         long n = a.workers ? a.workers : sysconf(_SC_NPROCESSORS_ONLN);
-        /* --mpi: a worker waits for the batch it sent to another rank
-         * (cli/cluster.c), so by default rank 0 gets one more per batch
-         * the other ranks can hold. */
-        if (a.mpi && !a.workers && cli_cluster_remote()) n += (long)cli_cluster_remote_slots();
         if (n > 1) pool = stc_pool_new((int)(n > CLI_MAX_WORKERS ? CLI_MAX_WORKERS : n));
     }
     char *src = NULL;

@@ -265,6 +265,12 @@ void stc_program_free(stc_program *prog);
  * types (the multigraph of the STCLang paper). */
 enum { STC_GRAPH_STAGES = 0, STC_GRAPH_THREADS = 1 };
 char *stc_program_graph(const stc_program *prog, int view);
+/* The stages view, each stage also labelled with the ranks that may run it
+ * under `stc run --mpi` at `ranks` ranks (docs/CLUSTER.md): "ranks 0-K-1"
+ * for a stage whose batches may go to other ranks (rank 0 runs those
+ * that find every rank busy), "rank 0" for the rest; ranks 1 is
+ * stc_program_graph's stages view.  NULL when out of memory or ranks < 1. */
+char *stc_program_graph_ranks(const stc_program *prog, int ranks);
 
 /* Number and names of the program's threads, in declaration order. */
 size_t stc_program_thread_count(const stc_program *prog);
@@ -383,6 +389,20 @@ typedef struct stc_remote {
      * runs here).  Called from pool workers, several at once. */
     int (*call)(void *ud, const void *req, size_t len, void **reply, size_t *reply_len);
     void *ud;
+    /* Optional (NULL: `call` is used): sends req[0, len) without waiting.
+     * Returns 0 when the transport took it: then it calls done(token, rc,
+     * reply, reply_len) exactly once, from any thread (its own, typically),
+     * possibly before start returns, with rc and the reply as `call` gives
+     * them; req stays valid until then.  Any other return: not taken (the
+     * transport is full, or failed), and the batch runs here.  While a
+     * batch is away it holds no worker: the worker goes on with other
+     * batches.  Called from pool workers, several at once. */
+    int (*start)(void *ud, const void *req, size_t len,
+                 void (*done)(void *token, int rc, void *reply, size_t reply_len), void *token);
+    /* With start: how many batches the transport holds at most at once; the
+     * run keeps that many more batches in flight, so that batches away do
+     * not leave the workers without work. */
+    int slots;
 } stc_remote;
 
 /* The answering side: one per serving process and program (not thread

@@ -34,7 +34,9 @@
  * --watchdog MS makes a pipeline running longer than MS print its queues
  * and abort.  --remote gives every runtime run a remote executor
  * (tests/support/remote_fake.h: a server thread with its own compile of
- * the test), so the replicated stages that may go run there.  Modes and runs go through tests/support/run_modes.h; uses
+ * the test), so the replicated stages that may go run there;
+ * --remote-async does the same with an asynchronous one (stc_remote.start:
+ * a batch away holds no worker).  Modes and runs go through tests/support/run_modes.h; uses
  * only the public API (stc.h). Ends
  * with "lang: N passed, N failed"; exit status 1 when anything failed. */
 #include <dirent.h>
@@ -80,7 +82,8 @@ typedef struct lr_state {
     lr_mode modes[LR_MAX_MODES];
     int nmodes;
     bool verbose;
-    bool remote;     /* --remote */
+    bool remote;     /* --remote or --remote-async */
+    bool remote_async; /* --remote-async */
     const char *filter;
     int passed, failed;
     long long remote_batches; /* served by the fake executors */
@@ -339,7 +342,7 @@ static void lr_run_test(lr_state *st, const lr_test *t, const char *file, const 
     } else {
         stc_program *twin = NULL;
         tfake *fake = NULL;
-        if (st->remote && (stc_compile(env, src, len, file, &twin, NULL) != 0 || !(fake = tfake_start(twin, TFAKE_SERVE))))
+        if (st->remote && (stc_compile(env, src, len, file, &twin, NULL) != 0 || !(fake = tfake_start(twin, st->remote_async ? TFAKE_ASYNC : TFAKE_SERVE))))
             lr_fail(st, t, "remote", "  could not start the fake remote executor\n");
         for (int i = 0; i < st->nmodes; i++)
             lr_check_run(st, t, file, prog, &st->modes[i], fake ? tfake_remote(fake) : NULL);
@@ -498,9 +501,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--watchdog") && i + 1 < argc) watchdog_ms = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-v")) st.verbose = true;
         else if (!strcmp(argv[i], "--remote")) st.remote = true;
+        else if (!strcmp(argv[i], "--remote-async")) st.remote = st.remote_async = true;
         else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: lang_runner [--workers ref,1,2] [--queue-capacity 1,0] [-v] "
-                            "[--filter S] [--perturb SEED] [--watchdog MS] [--remote] PATH...\n");
+                            "[--filter S] [--perturb SEED] [--watchdog MS] [--remote | --remote-async] PATH...\n");
             return 2;
         } else argv[npaths++ + 1] = argv[i];
     }

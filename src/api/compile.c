@@ -70,5 +70,10 @@ const char *stc_program_thread_name(const stc_program *prog, size_t i)
 
 char *stc_program_graph(const stc_program *prog, int view)
 {
-    return prog ? stc__flow_graph(prog->ir, view) : NULL;
+    return prog ? stc__flow_graph(prog->ir, view, 0) : NULL;
+}
+
+char *stc_program_graph_ranks(const stc_program *prog, int ranks)
+{
+    return prog && ranks >= 1 ? stc__flow_graph(prog->ir, STC_GRAPH_STAGES, ranks) : NULL;
 }

@@ -25,6 +25,12 @@
 #include "value/value.h"
 
 #define FLOW_BATCH_TARGET_NS 50000     /* work per batch the source aims at */
+/* ... and with stages that may go to another process (remote.c): each
+ * message costs its encoding and a transport's poll, so more; not much
+ * more, since a batch's frames are walked once per stage and bigger ones
+ * fall out of the cache (2 ms batches made logstats's serial stages on
+ * rank 0 a third slower; docs/CLUSTER.md). */
+#define FLOW_REMOTE_BATCH_NS 300000
 
 /* ---- Errors ------------------------------------------------------------------ */
 
@@ -92,7 +98,7 @@ static size_t flow_batch_size(const flow_job *job)
 {
     size_t size = 1;
     uint64_t est = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
-    if (est) size = FLOW_BATCH_TARGET_NS / est;
+    if (est) size = (job->rt->remote.start && job->plan->remote_ok ? FLOW_REMOTE_BATCH_NS : FLOW_BATCH_TARGET_NS) / est;
     size_t slack = job->n / (4 * (size_t)job->rt->workers); /* keep every worker fed */
     if (!job->stream && size > slack) size = slack;
     if (size > (size_t)job->rt->capacity) size = (size_t)job->rt->capacity;
@@ -147,6 +153,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     b->n = (int)size;
     b->loaded = false;
     b->busy_ns = 0;
+    b->away = NULL;
     for (size_t j = 0; j < nslots; j++) b->slots[j] = stc_value_unit();
     memset(b->dead, 0, size);
     memset(b->flags, 0, nflags);
@@ -307,7 +314,8 @@ static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int t
  * same, bench/stream_mem.sh). */
 static int flow_tokens(const flow_runtime *rt, const flow_plan *pl, bool stream)
 {
-    return rt->max_batches ? rt->max_batches : stream ? 2 * rt->workers + 1 : 2 * rt->workers + pl->nstages;
+    int away = rt->remote.start && pl->remote_ok && rt->remote.slots > 0 ? rt->remote.slots : 0; /* remote.c */
+    return rt->max_batches ? rt->max_batches : (stream ? 2 * rt->workers + 1 : 2 * rt->workers + pl->nstages) + away;
 }
 
 /* Sets up the job of smap e (called from cx) over xs or stream s, its

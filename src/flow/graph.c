@@ -21,6 +21,7 @@ typedef struct graph_ctx {
     buf *out;
     const char *file;
     int n;       /* smaps drawn */
+    int ranks;   /* > 1: say where each stage runs under stc run --mpi */
     bool oom;
 } graph_ctx;
 
@@ -116,6 +117,12 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
         stc__buf_printf(b, "\\n");
         graph_quote(b, kind_text ? kind_text : "?");
         free(kind_text);
+        /* remote.c's choice: replicated, no thread or function value
+         * called, something called; rank 0 too when every credit is used */
+        if (g->ranks > 1 && s < 64 && (pl->remote_ok >> s & 1))
+            stc__buf_printf(b, "\\nranks 0-%d", g->ranks - 1);
+        else if (g->ranks > 1)
+            stc__buf_printf(b, "\\nrank 0");
         stc__buf_printf(b, "%s · line %d\", shape=%s, fillcolor=\"%s\"%s];\n",
                    stc__flow_stage_guarded(pl, s) && !pl->stages[s].nshards ? ", branch" : "",
                    stc__flow_stage_line(pl, s), serial ? "box" : "box3d", serial ? "#f4cccc" : "#d9ead3",
@@ -201,13 +208,13 @@ static void graph_threads(graph_ctx *g)
     free(types);
 }
 
-char *stc__flow_graph(const ir_program *p, int view)
+char *stc__flow_graph(const ir_program *p, int view, int ranks)
 {
     if (!p || (view != STC_GRAPH_STAGES && view != STC_GRAPH_THREADS)) return NULL;
     flow_info *fi = stc__flow_info_new(p);
     if (!fi) return NULL;
     buf b = BUF_INIT;
-    graph_ctx g = {fi, &b, p->file ? p->file : "<input>", 0, false};
+    graph_ctx g = {fi, &b, p->file ? p->file : "<input>", 0, view == STC_GRAPH_STAGES ? ranks : 0, false};
     stc__buf_printf(&b, "digraph stc {\n  rankdir=LR;\n  node [style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
                    "  edge [fontname=\"Helvetica\", fontsize=10];\n");
     if (view == STC_GRAPH_THREADS) graph_threads(&g);

@@ -20,6 +20,10 @@ typedef struct flow_batch {
     int n;
     bool loaded;        /* frames filled (by stage 0) */
     uint64_t busy_ns;   /* stage time spent on it */
+    struct flow_away *away; /* while at a remote stage asynchronously: its request
+                               and, once back, the reply (remote.c; set by the
+                               worker before it is away, the reply by the
+                               transport before stc__sched_resume) */
     stc_value *in;      /* streams: per item, the input until stage 0 loads it */
     uint8_t *dead;      /* per item: failed, or after a failure */
     uint8_t *flags;     /* per item: plan->nflags branch flags */
@@ -115,12 +119,15 @@ sched_status stc__flow_load_batch(flow_job *job, eval_ctx *cx, flow_batch *b);
  * 0 or the failing step's code, its error in cx (steps.c). */
 int stc__flow_item_steps(flow_job *job, eval_ctx *cx, int stage, stc_value *slots, uint8_t *flags, bool *ran);
 
-/* Offers stage `stage` of the batch to the runtime's remote executor
+/* Offers stage `stage` of batch sb to the runtime's remote executor
  * (remote.c): true when it ran there (or failed there: *status, *nran,
  * and in *wait_ns the time spent waiting for the reply), false when the
  * stage must run here (not remote, or the batch could not go or come back:
  * the batch is then as it was, its frames loaded). */
-bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *b, sched_status *status, int *nran,
+/* With an asynchronous transport (stc_remote.start) *status may be
+ * SCHED_AWAY: the batch went and stage_run must return at once; when it
+ * comes back the stage runs again and this adopts the reply. */
+bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch *sb, sched_status *status, int *nran,
                             uint64_t *wait_ns);
 
 /* Accounts an activation of stage (FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE

@@ -16,7 +16,10 @@
  *           live item its flags and slots ncaps..nslots-1.
  * Reply:    "STCa" nran, then per live item of the request: 0, its flags
  *           and slots; or 1 and the item's error (code, message, line,
- *           col, thread+1, item), which ends the reply.
+ *           col, thread+1, item), which ends the reply.  A slot the stage
+ *           left as it came is the byte 0 (REPLY_SAME, a kind no value
+ *           starts with): the sender keeps its own (the input line, on
+ *           logstats, need not come back).
  * nshards is the runtime's fi->nshards (keyed threads' shard stages
  * depend on the worker count): the server builds its plan with the same,
  * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.  A frame travels whole
@@ -30,6 +33,8 @@
 #include "ir/funtable.h"
 #include "value/value.h"
 #include "value/wire.h"
+
+#define REPLY_SAME 0 /* in a reply: this slot is as the request sent it */
 
 typedef struct flow_remote_names {
     ir_fun_table ft;
@@ -101,6 +106,27 @@ static bool remote_unsafe(const ir_program *p, const ir_expr *e, bool *seen)
     return false;
 }
 
+/* Whether e calls a function or a builtin anywhere (not looking inside
+ * lambdas: making a closure is cheap). */
+static bool has_call(const ir_expr *e)
+{
+    if (!e) return false;
+    switch (e->kind) {
+    case IR_CALL: return true;
+    case IR_LAMBDA: return false;
+    case IR_CASE:
+        for (int i = 0; i < e->u.cas.nalts; i++)
+            if (has_call(e->u.cas.alts[i].body)) return true;
+        return has_call(e->a);
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++)
+            if (has_call(e->u.agg.items[i])) return true;
+        return false;
+    default: return has_call(e->a) || has_call(e->b) || has_call(e->c);
+    }
+}
+
 uint64_t stc__flow_remote_stages(flow_info *fi, const flow_plan *pl)
 {
     const ir_program *p = fi->p;
@@ -109,16 +135,19 @@ uint64_t stc__flow_remote_stages(flow_info *fi, const flow_plan *pl)
     uint64_t ok = 0;
     for (int t = 0; t < pl->nstages && t < 64; t++) {
         const flow_stage *st = &pl->stages[t];
-        bool safe = !st->serial && st->count > 0;
+        bool safe = !st->serial && st->count > 0, calls = false;
         for (int k = st->first; safe && k < st->first + st->count; k++) {
             const flow_step *s = &pl->steps[k];
             memset(seen, 0, (size_t)(p->nfuns > 0 ? p->nfuns : 1));
             /* The selects and a let-tuple's binding evaluate nothing but
              * patterns on a slot; an expression step may call anything. */
-            if (s->kind == FS_EVAL) safe = !remote_unsafe(p, s->e, seen);
+            if (s->kind == FS_EVAL) safe = !remote_unsafe(p, s->e, seen), calls = calls || has_call(s->e);
             else safe = s->kind == FS_SELECT_IF || s->kind == FS_SELECT_CASE || s->kind == FS_DESTRUCT;
         }
-        if (safe) ok |= (uint64_t)1 << t;
+        /* A stage that calls nothing (patterns, arithmetic on a slot) costs
+         * less here than its frames' trip (logstats's `case` stage went
+         * remote too, and doubled the bytes). */
+        if (safe && calls) ok |= (uint64_t)1 << t;
     }
     free(seen);
     return ok;
@@ -216,6 +245,10 @@ static stc_value rd_val(rd *r, const wire_funcs *wf)
     stc_value v = stc_value_unit();
     size_t used;
     if (r->rc) return v;
+    if (r->at < r->n && r->p[r->at] == WIRE_UNIT) { /* most slots of a request */
+        r->at++;
+        return v;
+    }
     if ((r->rc = stc__val_wire_decode(r->p + r->at, r->n - r->at, &used, &v, wf))) return stc_value_unit();
     r->at += used;
     return v;
@@ -286,7 +319,15 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
         if (*tag == 0) {
             const uint8_t *fl = rd_bytes(&r, (size_t)pl->nflags);
             if (fl) memcpy(out->flags + (size_t)out->nok * (size_t)pl->nflags, fl, (size_t)pl->nflags);
-            for (size_t j = 0; j < w && !r.rc; j++) out->slots[(size_t)out->nok * w + j] = rd_val(&r, &nm->wf);
+            for (size_t j = 0; j < w && !r.rc; j++) {
+                stc_value *v = &out->slots[(size_t)out->nok * w + j];
+                if (r.at < r.n && r.p[r.at] == REPLY_SAME) {
+                    r.at++;
+                    *v = (stc_value){.tag = STC_T_INVALID}; /* keep the batch's own */
+                } else {
+                    *v = rd_val(&r, &nm->wf);
+                }
+            }
             out->nok++;
         } else if (*tag == 1) {
             uint64_t code = rd_uv(&r), has = rd_uv(&r), len = rd_uv(&r);
@@ -322,34 +363,40 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     return r.rc;
 }
 
-bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *b, sched_status *status, int *nran,
-                            uint64_t *wait_ns)
+/* A batch away at a remote stage (stc_remote.start): its request, kept
+ * until the reply comes, and the reply.  The transport writes rc, rep and
+ * replen, then resumes the batch (the pool's lock orders that before the
+ * worker that runs the stage again reads them). */
+typedef struct flow_away {
+    buf req;
+    sched_pool *pool;
+    sched_batch *sb;
+    sched_status loaded; /* what loading the frames said (SCHED_STOP: an item failed) */
+    int rc;
+    void *rep;
+    size_t replen;
+} flow_away;
+
+static void away_done(void *token, int rc, void *reply, size_t reply_len)
+{
+    flow_away *a = token;
+    a->rc = rc;
+    a->rep = reply;
+    a->replen = reply_len;
+    stc__sched_resume(a->pool, a->sb);
+}
+
+/* Adopts reply rep (consumed) of a request of `sent` bytes: true when the
+ * batch's frames (or an item's error) are now the stage's outcome. */
+static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void *rep, size_t replen, size_t sent,
+                        sched_status *status, int *nran)
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
-    if (!rt->rnames || !pl->fn) return false;
-    int smap = names_smap(rt->rnames, pl->smap);
-    int64_t fn = rt->rnames->wf.code_id(rt->rnames->wf.ud, pl->fn);
-    if (smap < 0 || fn < 0) return false;
-    sched_status st = SCHED_CONTINUE;
-    if (!b->loaded) st = stc__flow_load_batch(job, cx, b);
-    buf req = BUF_INIT;
-    if (request_encode(job, smap, (int)fn, stage, b, &req) != 0) {
-        stc__buf_free(&req);
-        return false; /* runs here; the frames stay loaded */
-    }
-    void *rep = NULL;
-    size_t replen = 0;
-    uint64_t t0 = flow_now_ns();
-    int rc = rt->remote.call(rt->remote.ud, req.data, req.len, &rep, &replen);
-    *wait_ns = flow_now_ns() - t0;
-    size_t sent = req.len;
-    stc__buf_free(&req);
     reply r;
     if (rc != 0 || !rep || reply_decode(job, b, rep, replen, &r) != 0) {
         free(rep);
         atomic_fetch_add(&rt->remote_declined, 1);
-        *wait_ns = 0;
         return false;
     }
     free(rep);
@@ -357,6 +404,7 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *
     atomic_fetch_add(&rt->remote_sent, (long long)sent);
     atomic_fetch_add(&rt->remote_received, (long long)replen);
     /* Adopt: the answered items' frames and flags, then the error. */
+    sched_status st = SCHED_CONTINUE;
     size_t w = (size_t)(pl->nslots - job->ncaps);
     int k = 0;
     for (int i = 0; i < b->n; i++) {
@@ -372,8 +420,12 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *
             break;
         }
         stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots + job->ncaps;
-        release_n(slots, w);
-        memcpy(slots, r.slots + (size_t)k * w, w * sizeof *slots);
+        const stc_value *got = r.slots + (size_t)k * w;
+        for (size_t j = 0; j < w; j++)
+            if (got[j].tag != STC_T_INVALID) { /* else REPLY_SAME: as it was */
+                val_release(slots[j]);
+                slots[j] = got[j];
+            }
         memcpy(b->flags + (size_t)i * (size_t)pl->nflags, r.flags + (size_t)k * (size_t)pl->nflags,
                (size_t)pl->nflags);
         k++;
@@ -383,7 +435,61 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, flow_batch *
     free(r.flags);
     *status = st;
     *nran = r.nran;
-    (void)cx;
+    return true;
+}
+
+bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch *sb, sched_status *status, int *nran,
+                            uint64_t *wait_ns)
+{
+    flow_runtime *rt = job->rt;
+    const flow_plan *pl = job->plan;
+    flow_batch *b = sb->data;
+    *wait_ns = 0;
+    if (b->away) { /* back from another process */
+        flow_away *a = b->away;
+        b->away = NULL;
+        bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran);
+        if (ok && a->loaded == SCHED_STOP) *status = SCHED_STOP;
+        stc__buf_free(&a->req);
+        free(a);
+        return ok; /* (not ok: runs here, the frames still loaded) */
+    }
+    if (!rt->rnames || !pl->fn) return false;
+    int smap = names_smap(rt->rnames, pl->smap);
+    int64_t fn = rt->rnames->wf.code_id(rt->rnames->wf.ud, pl->fn);
+    if (smap < 0 || fn < 0) return false;
+    sched_status loaded = b->loaded ? SCHED_CONTINUE : stc__flow_load_batch(job, cx, b);
+    flow_away *a = rt->remote.start ? malloc(sizeof *a) : NULL;
+    buf req = BUF_INIT;
+    if (request_encode(job, smap, (int)fn, stage, b, &req) != 0) {
+        stc__buf_free(&req);
+        free(a);
+        return false; /* runs here; the frames stay loaded */
+    }
+    if (a) {
+        *a = (flow_away){.req = req, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        b->away = a; /* before start: the reply may come before it returns */
+        if (rt->remote.start(rt->remote.ud, a->req.data, a->req.len, away_done, a) == 0) {
+            *status = SCHED_AWAY;
+            return true;
+        }
+        b->away = NULL; /* the transport is full: here, now */
+        stc__buf_free(&a->req);
+        free(a);
+        return false;
+    }
+    void *rep = NULL;
+    size_t replen = 0;
+    uint64_t t0 = flow_now_ns();
+    int rc = rt->remote.call(rt->remote.ud, req.data, req.len, &rep, &replen);
+    *wait_ns = flow_now_ns() - t0;
+    size_t sent = req.len;
+    stc__buf_free(&req);
+    if (!reply_adopt(job, cx, b, rc, rep, replen, sent, status, nran)) {
+        *wait_ns = 0;
+        return false;
+    }
+    if (loaded == SCHED_STOP) *status = SCHED_STOP;
     return true;
 }
 
@@ -432,6 +538,14 @@ void stc__flow_remote_server_free(flow_remote_server *s)
     free(s);
 }
 
+/* Whether a slot holds what came (the same object, or the same scalar
+ * bits): held, so an object freed by a step cannot reappear at its
+ * address.  Scalars that differ only in padding just travel. */
+static bool same_value(stc_value a, stc_value b)
+{
+    return a.tag == b.tag && memcmp(&a.as, &b.as, sizeof a.as) == 0;
+}
+
 /* Encodes item i's error (taken from cx) into the reply. */
 static void serve_error(flow_remote_server *s, buf *out, long long item)
 {
@@ -449,7 +563,21 @@ static void serve_error(flow_remote_server *s, buf *out, long long item)
     free(err.message);
 }
 
+static int serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len);
+
+/* The serving thread is the only one touching the values it decodes and
+ * makes (program literals are counted atomically anyway, value.h), so it
+ * counts them plainly meanwhile, as a 1-worker run does: atomic counts
+ * cost a third of such a run (docs/DESIGN.md 5). */
 int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    bool was = stc__val_counts_set_plain(true);
+    int rc = serve(s, req, len, reply, reply_len);
+    stc__val_counts_set_plain(was);
+    return rc;
+}
+
+static int serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len)
 {
     *reply = NULL;
     *reply_len = 0;
@@ -476,10 +604,10 @@ int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, v
         ncaps > nslots)
         return STC_EINVAL;
     const wire_funcs *wf = &s->names->wf;
-    stc_value *frame = calloc((size_t)nslots + 1, sizeof *frame);
+    stc_value *frame = calloc((size_t)nslots + 1, sizeof *frame), *came = calloc((size_t)nslots + 1, sizeof *came);
     uint8_t *flags = malloc((size_t)nflags + 1);
-    int rc = frame && flags ? 0 : STC_ENOMEM;
-    for (size_t j = 0; j < nslots && frame; j++) frame[j] = stc_value_unit();
+    int rc = frame && came && flags ? 0 : STC_ENOMEM;
+    for (size_t j = 0; j < nslots && frame && came; j++) frame[j] = came[j] = stc_value_unit();
     for (size_t j = 0; !rc && j < ncaps; j++) {
         frame[j] = rd_val(&r, wf);
         rc = r.rc;
@@ -496,7 +624,7 @@ int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, v
         }
         if (*dead) continue;
         memcpy(flags, fl, (size_t)nflags);
-        for (size_t j = ncaps; j < nslots; j++) frame[j] = rd_val(&r, wf);
+        for (size_t j = ncaps; j < nslots; j++) came[j] = val_retain(frame[j] = rd_val(&r, wf));
         if ((rc = r.rc)) break;
         s->cx.item = (long long)(first + i);
         s->cx.thread = job.thread;
@@ -511,13 +639,18 @@ int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, v
         } else {
             stc__buf_putc(&items, 0);
             stc__buf_put(&items, (const char *)flags, (size_t)nflags);
-            for (size_t j = ncaps; !rc && j < nslots; j++) rc = stc__val_wire_encode(&items, frame[j], wf);
+            for (size_t j = ncaps; !rc && j < nslots; j++)
+                if (same_value(frame[j], came[j])) stc__buf_putc(&items, REPLY_SAME);
+                else rc = stc__val_wire_encode(&items, frame[j], wf);
         }
         release_n(frame + ncaps, (size_t)(nslots - ncaps));
-        for (size_t j = ncaps; j < nslots; j++) frame[j] = stc_value_unit();
+        release_n(came + ncaps, (size_t)(nslots - ncaps));
+        for (size_t j = ncaps; j < nslots; j++) frame[j] = came[j] = stc_value_unit();
     }
     if (frame) release_n(frame, (size_t)nslots);
+    if (came) release_n(came + (ncaps < nslots ? ncaps : 0), (size_t)(ncaps < nslots ? nslots - ncaps : 0));
     free(frame);
+    free(came);
     free(flags);
     if (!rc && !failed && r.at != len) rc = STC_EINVAL;
     if (!rc) {

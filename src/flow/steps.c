@@ -261,8 +261,10 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     int nran;
     sched_status status;
     if (!(job->rt->remote.call && stage < 64 && (job->plan->remote_ok >> stage & 1) &&
-          stc__flow_remote_stage(job, cx, stage, b, &status, &nran, &wait_ns)))
+          stc__flow_remote_stage(job, cx, stage, sb, &status, &nran, &wait_ns)))
         status = flow_stage_items(job, cx, stage, b, &nran);
+    else if (status == SCHED_AWAY)
+        return status; /* in another process: this runs again when it is back */
     b->loaded = true; /* frames of items that died before loading hold units: harmless */
     if (job->decided_at) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();

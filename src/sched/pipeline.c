@@ -210,7 +210,11 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
             sched_pending_insert(&job->stages[s], b);
             return;
         }
-        if (sched_is_dropped(job, b)) b->dropped = true;
+        /* A batch back from SCHED_AWAY runs its stage again even after a
+         * stop: the client must take back what it sent away. */
+        bool back = b->resumed;
+        b->resumed = false;
+        if (!back && sched_is_dropped(job, b)) b->dropped = true;
         if (!b->dropped) {
             pthread_mutex_unlock(&pool->lock);
             sched_perturb(job, rng);
@@ -218,6 +222,11 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
             sched_status st = pl->run(pl->ud, s, b, worker);
             sched_perturb(job, rng);
             pthread_mutex_lock(&pool->lock);
+            if (st == SCHED_AWAY) { /* the client has it until stc__sched_resume */
+                if (!b->resumed) b->away = true;
+                else continue; /* already back: run the stage again */
+                return;
+            }
             if (st == SCHED_STOP) sched_mark_stop(job, b->seq);
             if (b->skip != skip_before) {
                 uint64_t added = b->skip & ~skip_before;
@@ -250,6 +259,7 @@ static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worke
     b->dropped = false;
     b->skip = 0;
     b->data = NULL;
+    b->away = b->resumed = false;
     job->source_busy = true;
     pthread_mutex_unlock(&pool->lock);
     sched_perturb(job, rng);
@@ -312,4 +322,15 @@ void stc__sched_job_work(sched_pool *pool, sched_job *job, int worker)
     if (job->pl->on_worker) job->pl->on_worker(job->pl->ud, worker, true);
     sched_job_loop(pool, job, worker);
     if (job->pl->on_worker) job->pl->on_worker(job->pl->ud, worker, false);
+}
+
+void stc__sched_resume(sched_pool *pool, sched_batch *b)
+{
+    pthread_mutex_lock(&pool->lock);
+    b->resumed = true; /* (if its run has not returned yet, it sees this) */
+    if (b->away) {
+        b->away = false;
+        sched_push_ready(pool, pool->job, b);
+    }
+    pthread_mutex_unlock(&pool->lock);
 }

@@ -41,14 +41,21 @@ typedef struct sched_batch {
      * earlier items); the batch then passes stage t without running it. */
     uint64_t skip;
     uint64_t queued_at;  /* when it began waiting for a serial stage's turn (wait_ns only) */
+    /* SCHED_AWAY (pool->lock): away, the client still has it; resumed, the
+     * client gave it back before its run returned SCHED_AWAY. */
+    bool away, resumed;
     struct sched_batch *next;
 } sched_batch;
 
 typedef enum sched_status {
     SCHED_CONTINUE = 0,  /* all fine */
-    SCHED_STOP = 1       /* an error in this batch: produce no more input, and
+    SCHED_STOP = 1,      /* an error in this batch: produce no more input, and
                             drop batches after this one; this batch and earlier
                             ones still run every remaining stage */
+    SCHED_AWAY = 2       /* the client took the batch away (a remote stage's
+                            batch in another process): it holds no worker
+                            and a token, and after stc__sched_resume the
+                            same stage runs on it again */
 } sched_status;
 
 typedef struct sched_pipeline {
@@ -93,5 +100,11 @@ uint64_t stc__sched_now_ns(void);
  * as worker 0. Returns 0, or -1 if out of memory before anything ran.
  * Not reentrant on one pool: one pipeline at a time. */
 int stc__sched_run(sched_pool *pool, const sched_pipeline *pl);
+
+/* Gives back batch b of the pool's running job, which a stage run took
+ * away (SCHED_AWAY): from any thread, once per SCHED_AWAY, possibly before
+ * that run has returned.  The batch becomes ready, to run the same stage
+ * again. */
+void stc__sched_resume(sched_pool *pool, sched_batch *b);
 
 #endif

@@ -352,6 +352,19 @@ begin "graph: DOT of the demo's pipeline"; run graph "$SRC/examples/demo.stc"; c
 out_has "digraph stc {"; out_has "smooth\nserial · line 37"; out_has "replicated, split"; err_empty; end
 begin "graph --threads"; run graph --threads "$SRC/examples/demo.stc"; code_is 0
 out_has "[label=\"smooth (writes)\"]"; end
+# --ranks K: where `stc run --mpi` at K ranks runs each stage (golden labels:
+# the parse stage may go to ranks 0-2; the serial one and the select stage,
+# which calls nothing, stay on rank 0)
+printf '%s\n' 'fun sq(x) = x * x' 'fun acc(x, s) = (x + s, x + s)' 'thread t = acc init 0' \
+    'main = smap(fn x => let a = sq(x) in let b = t(a) in if b > 3 then 1 else 2, range(0, 9))' >ranks.stc
+begin "graph --ranks 3: ranks per stage"; run graph --ranks 3 ranks.stc; code_is 0
+out_has 'p0_s0 [label="sq\nreplicated\nranks 0-2 · line 4"'; out_has 'p0_s1 [label="t\nserial\nrank 0 · line 4"'
+out_has 'p0_s2 [label="pure\nreplicated\nrank 0 · line 4"'
+[ "$(grep -c 'rank 0 · \|ranks 0-2 · ' out)" = "$(grep -c '^ *p[0-9]*_s[0-9]* \[label=' out)" ] || bad "a stage without its ranks"
+err_empty; end
+begin "graph --ranks 1: the plain stages view"; run graph --ranks 1 ranks.stc; code_is 0
+"$STC" graph ranks.stc </dev/null >plain.out 2>/dev/null; cmp -s out plain.out || bad "--ranks 1 differs from graph"; end
+begin "graph --ranks 0: usage error"; run graph --ranks 0 ranks.stc; code_is 64; end
 begin "graph: no smap"; printf 'main = 1 + 2\n' >plain.stc; run graph plain.stc; code_is 0
 out_has "no smap: nothing runs in parallel"; end
 if command -v dot >/dev/null 2>&1; then

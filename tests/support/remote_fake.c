@@ -23,14 +23,52 @@ struct tfake {
     long long served;          /* (lock) */
     void *first;               /* (lock) a copy of the first request */
     size_t first_len;          /* (lock) */
+    struct tfake_away {        /* (lock) asynchronous requests held, in order */
+        const void *req;
+        size_t len;
+        void (*done)(void *token, int rc, void *reply, size_t reply_len);
+        void *token;
+    } away[TFAKE_SLOTS];
+    int naway;                 /* (lock) */
 };
+
+/* Answers one request (the server is used by one thread at a time: lock
+ * held, or the only caller). */
+static int tfake_answer(tfake *f, const void *req, size_t len, void **rep, size_t *rlen)
+{
+    *rep = NULL;
+    *rlen = 0;
+    int rc = stc_remote_server_handle(f->server, req, len, rep, rlen);
+    if (rc == 0 && (f->mode == TFAKE_TRUNCATE || f->mode == TFAKE_ASYNC_TRUNCATE) && *rlen > 0) *rlen -= 1 + *rlen / 3;
+    return rc;
+}
+
+static void tfake_keep_first(tfake *f, const void *req, size_t len)
+{
+    if (!f->first && (f->first = malloc(len ? len : 1))) {
+        memcpy(f->first, req, len);
+        f->first_len = len;
+    }
+}
 
 static void *tfake_serve(void *ud)
 {
     tfake *f = ud;
     pthread_mutex_lock(&f->lock);
     for (;;) {
-        while (!f->stop && (!f->req || f->answered)) pthread_cond_wait(&f->cond, &f->lock);
+        while (!f->stop && (!f->req || f->answered) && !f->naway) pthread_cond_wait(&f->cond, &f->lock);
+        if (f->naway) { /* the oldest asynchronous request; its reply outside the lock */
+            struct tfake_away a = f->away[0];
+            void *rep;
+            size_t rlen;
+            int rc = tfake_answer(f, a.req, a.len, &rep, &rlen);
+            f->served++;
+            memmove(f->away, f->away + 1, (size_t)--f->naway * sizeof *f->away);
+            pthread_mutex_unlock(&f->lock);
+            a.done(a.token, rc, rep, rlen);
+            pthread_mutex_lock(&f->lock);
+            continue;
+        }
         if (f->stop) break;
         const void *req = f->req;
         size_t len = f->len;
@@ -55,10 +93,7 @@ static int tfake_call(void *ud, const void *req, size_t len, void **reply, size_
     pthread_mutex_lock(&f->lock);
     while (f->busy) pthread_cond_wait(&f->cond, &f->lock);
     f->busy = true;
-    if (!f->first && (f->first = malloc(len ? len : 1))) {
-        memcpy(f->first, req, len);
-        f->first_len = len;
-    }
+    tfake_keep_first(f, req, len);
     f->req = req, f->len = len, f->answered = false;
     pthread_cond_broadcast(&f->cond);
     while (!f->answered) pthread_cond_wait(&f->cond, &f->lock);
@@ -71,6 +106,31 @@ static int tfake_call(void *ud, const void *req, size_t len, void **reply, size_
     return rc;
 }
 
+static int tfake_start_one(void *ud, const void *req, size_t len,
+                           void (*done)(void *token, int rc, void *reply, size_t reply_len), void *token)
+{
+    tfake *f = ud;
+    pthread_mutex_lock(&f->lock);
+    if (f->naway == TFAKE_SLOTS) { /* full: the batch runs there */
+        pthread_mutex_unlock(&f->lock);
+        return STC_ELIMIT;
+    }
+    tfake_keep_first(f, req, len);
+    if (f->mode == TFAKE_ASYNC_NOW) {
+        void *rep;
+        size_t rlen;
+        int rc = tfake_answer(f, req, len, &rep, &rlen);
+        f->served++;
+        pthread_mutex_unlock(&f->lock);
+        done(token, rc, rep, rlen);
+        return 0;
+    }
+    f->away[f->naway++] = (struct tfake_away){req, len, done, token};
+    pthread_cond_broadcast(&f->cond);
+    pthread_mutex_unlock(&f->lock);
+    return 0;
+}
+
 tfake *tfake_start(stc_program *twin, tfake_mode mode)
 {
     tfake *f = calloc(1, sizeof *f);
@@ -80,7 +140,8 @@ tfake *tfake_start(stc_program *twin, tfake_mode mode)
         return NULL;
     }
     f->mode = mode;
-    f->remote = (stc_remote){tfake_call, f};
+    bool async = mode == TFAKE_ASYNC || mode == TFAKE_ASYNC_NOW || mode == TFAKE_ASYNC_TRUNCATE;
+    f->remote = (stc_remote){tfake_call, f, async ? tfake_start_one : NULL, async ? TFAKE_SLOTS : 0};
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->cond, NULL);
     if (pthread_create(&f->thread, NULL, tfake_serve, f) != 0) {

@@ -1,7 +1,8 @@
 /* remote_fake.h - a remote executor without MPI for the tests (stc_remote,
  * include/stc.h): each request is handed to a server thread answering
  * with its own compile of the same text (stc_remote_server), as another
- * rank of `stc run --mpi` would; callers wait for their reply. */
+ * rank of `stc run --mpi` would; callers wait for their reply, or (the
+ * TFAKE_ASYNC modes) are told of it by a callback. */
 #ifndef STC_TESTS_REMOTE_FAKE_H
 #define STC_TESTS_REMOTE_FAKE_H
 
@@ -12,8 +13,14 @@
 typedef enum tfake_mode {
     TFAKE_SERVE,    /* answer every request */
     TFAKE_FAIL,     /* the transport fails every call (nothing is served) */
-    TFAKE_TRUNCATE  /* answer, but cut every reply short */
+    TFAKE_TRUNCATE, /* answer, but cut every reply short */
+    /* Asynchronous (stc_remote.start), at most TFAKE_SLOTS requests held: */
+    TFAKE_ASYNC,          /* answered by the server thread */
+    TFAKE_ASYNC_NOW,      /* answered inside start, before it returns */
+    TFAKE_ASYNC_TRUNCATE  /* answered by the server thread, cut short */
 } tfake_mode;
+
+#define TFAKE_SLOTS 2
 
 typedef struct tfake tfake;
 
