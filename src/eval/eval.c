@@ -27,14 +27,6 @@
 
 static const stc_value eval_unit = {.tag = STC_T_UNIT};
 
-/* Where the C stack is (stack segments, below). */
-#if defined(__GNUC__)
-/* The real frame, also under ASan's fake stacks for locals. */
-#define EVAL_STACK_POS() ((uintptr_t)__builtin_frame_address(0))
-#else
-#define EVAL_STACK_POS() ((uintptr_t)&(char){0})
-#endif
-
 /* ---- Context and errors ------------------------------------------------ */
 
 void stc__eval_ctx_init(eval_ctx *cx, const ir_program *p, eval_tstate *states)
@@ -283,10 +275,11 @@ static inline bool eval_leaf_int(const ir_expr *e, const eval_frame *fr, stc_val
 
 /* stc__eval_expr for a sub-expression, with its commonest forms taken
  * here: a variable, an int leaf (eval_leaf_int), an EVAL_X_BINOP,
- * EVAL_X_CALL_FUN or EVAL_X_CALL_THREAD (one depth unit, as
- * stc__eval_expr counts it; no stack check here: a binop's operands that
- * recurse go through stc__eval_expr, every function body through
- * eval_body or eval_pair, which check). */
+ * EVAL_X_CALL_FUN, EVAL_X_CALL_THREAD or EVAL_X_BUILTIN (one depth unit,
+ * as stc__eval_expr counts it; no stack check here: a binop's operands
+ * that recurse go through stc__eval_expr, every function body through
+ * eval_body or eval_pair, a builtin's args through eval_x_arg, which
+ * check). */
 static inline int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     if (e->kind == IR_VAR) {
@@ -297,9 +290,10 @@ static inline int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc
     if (e->xop != EVAL_X_GENERIC) {
         *out = eval_unit;
         cx->depth++;
-        int rc = e->xop == EVAL_X_BINOP      ? eval_fast_binop(cx, e, fr, out)
-                 : e->xop == EVAL_X_CALL_FUN ? eval_call_direct(cx, e, fr, out)
-                                             : eval_call_thread_direct(cx, e, fr, out);
+        int rc = e->xop == EVAL_X_BINOP         ? eval_fast_binop(cx, e, fr, out)
+                 : e->xop == EVAL_X_CALL_FUN    ? eval_call_direct(cx, e, fr, out)
+                 : e->xop == EVAL_X_CALL_THREAD ? eval_call_thread_direct(cx, e, fr, out)
+                                                : stc__eval_builtin_x(cx, e, fr, out);
         cx->depth--;
         return rc;
     }
@@ -596,7 +590,7 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         break;
     case IR_LET:
     case IR_LETTUPLE:
-        if ((rc = stc__eval_expr(cx, e->a, fr, &v))) break;
+        if ((rc = eval_quick(cx, e->a, fr, &v))) break;
         if ((rc = eval_let_bind(cx, e, fr, v))) break;
         rc = eval_pair(cx, e->b, fr, o, s);
         eval_let_unbind(fr, e);
@@ -822,6 +816,13 @@ static inline int eval_fast_operand(eval_ctx *cx, const ir_expr *o, eval_frame *
         *v = eval_unit;
         cx->depth++;
         int rc = eval_call_direct(cx, o, fr, v);
+        cx->depth--;
+        return rc;
+    }
+    if (o->xop == EVAL_X_BUILTIN && eval_stack_room(cx, EVAL_STACK_POS())) {
+        *v = eval_unit;
+        cx->depth++;
+        int rc = stc__eval_builtin_x(cx, o, fr, v);
         cx->depth--;
         return rc;
     }
@@ -1170,6 +1171,7 @@ int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *ou
     case IR_CALL: /* builtins apart: eval_call's frame would weigh on smap's recursion */
         rc = e->xop == EVAL_X_CALL_FUN          ? eval_call_direct(cx, e, fr, out)
              : e->xop == EVAL_X_CALL_THREAD   ? eval_call_thread_direct(cx, e, fr, out)
+             : e->xop == EVAL_X_BUILTIN       ? stc__eval_builtin_x(cx, e, fr, out)
              : e->u.call.kind == CALL_BUILTIN ? stc__eval_builtin(cx, e, fr, out)
                                               : eval_call(cx, e, fr, out);
         break;

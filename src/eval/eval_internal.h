@@ -97,6 +97,26 @@ void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, st
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+/* The same for a node of form EVAL_X_BUILTIN: none of the checks that
+ * stc__eval_prepare made (builtins.c). */
+int stc__eval_builtin_x(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* Where the C stack is (stack segments, eval.c). */
+#if defined(__GNUC__)
+/* The real frame, also under ASan's fake stacks for locals. */
+#define EVAL_STACK_POS() ((uintptr_t)__builtin_frame_address(0))
+#else
+#define EVAL_STACK_POS() ((uintptr_t)&(char){0})
+#endif
+
+/* Whether this context's stack segment has room for an evaluation that
+ * skips stc__eval_expr (which moves to a new segment when it has not):
+ * false before the context's first stc__eval_expr set the base. */
+static inline bool eval_stack_room(const eval_ctx *cx, uintptr_t pos)
+{
+    uintptr_t base = cx->stack_base;
+    return base && (pos < base ? base - pos : pos - base) <= EVAL_SEGMENT_BYTES;
+}
 /* The map builtins (BI_GET .. BI_TO_MAP), call node e (maps.c). */
 int stc__eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 /* The string builtins (words split str concat parse_int parse_float
@@ -185,7 +205,12 @@ enum {
      * inputs and the frame layout: as eval_call, and the function's
      * (output, state) pair, when its body ends in a tuple under lets, ifs
      * and cases, is never built (eval_pair in eval.c). */
-    EVAL_X_CALL_THREAD
+    EVAL_X_CALL_THREAD,
+    /* IR_CALL of a builtin other than smap, state and the map builtins,
+     * with its arity (at most 3 args): bound once, the args read in place
+     * (variables, literals) or evaluated, nested builtins of this form
+     * without the dispatch (stc__eval_builtin_x, builtins.c). */
+    EVAL_X_BUILTIN
 };
 #define EVAL_X_SPINE 8
 
