@@ -219,12 +219,14 @@ enum {
  * its caller counted for it, as stc__eval_expr would after its dispatch. */
 
 /* Frames and argument arrays up to this size live on the C stack. */
-#define EVAL_FRAME_SMALL 6
+#define EVAL_FRAME_SMALL 8
 
 #if defined(__GNUC__)
 #define EVAL_NOINLINE __attribute__((noinline))
+#define EVAL_INLINE static inline __attribute__((always_inline))
 #else
 #define EVAL_NOINLINE
+#define EVAL_INLINE static inline
 #endif
 
 static inline void eval_release_n(stc_value *v, size_t n)
@@ -315,7 +317,7 @@ static inline bool eval_leaf_int(const ir_expr *e, const eval_frame *fr, stc_val
  * that recurse go through stc__eval_expr, every function body through
  * eval_body or eval_pair, a builtin's args through eval_x_arg, which
  * check). */
-static inline int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+EVAL_INLINE int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     if (e->kind == IR_VAR) {
         *out = val_retain(fr->slots[e->u.var->slot]);
