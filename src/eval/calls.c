@@ -279,8 +279,7 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         break;
     case IR_LET:
     case IR_LETTUPLE:
-        if ((rc = eval_quick(cx, e->a, fr, &v))) break;
-        if ((rc = eval_let_bind(cx, e, fr, v))) break;
+        if ((rc = eval_let_enter(cx, e, fr))) break;
         rc = eval_pair(cx, e->b, fr, o, s);
         eval_let_unbind(fr, e);
         break;

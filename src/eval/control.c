@@ -17,10 +17,8 @@ EVAL_NOINLINE int stc__eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
         int rc = cx->hooks->lets(cx->hooks->ud, cx, e, fr, out);
         if (rc != EVAL_DECLINED) return rc;
     }
-    stc_value v;
-    int rc = eval_quick(cx, e->a, fr, &v);
+    int rc = eval_let_enter(cx, e, fr);
     if (rc) return rc;
-    if ((rc = eval_let_bind(cx, e, fr, v))) return rc;
     rc = eval_quick(cx, e->b, fr, out);
     eval_let_unbind(fr, e);
     return rc;

@@ -337,6 +337,24 @@ EVAL_INLINE int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
     return stc__eval_expr(cx, e, fr, out);
 }
 
+/* Binds let e's binders to the value of its bound expression, as
+ * eval_quick and eval_let_bind would; a let-tuple of a variable reads the
+ * tuple in place (its items retained, not the tuple: the variable's slot
+ * is not a binder's, so it stays put while they are bound). */
+EVAL_INLINE int eval_let_enter(eval_ctx *cx, const ir_expr *e, eval_frame *fr)
+{
+    if (e->kind == IR_LETTUPLE && e->a->kind == IR_VAR) {
+        stc_value v = fr->slots[e->a->u.var->slot];
+        int rc = eval_let_check(cx, e, v);
+        for (int i = 0; rc == 0 && i < e->u.let.nbinders; i++)
+            eval_bind(fr, e->u.let.binders[i], val_retain(val_seq_items(v)[i]));
+        return rc;
+    }
+    stc_value v;
+    int rc = eval_quick(cx, e->a, fr, &v);
+    return rc ? rc : eval_let_bind(cx, e, fr, v);
+}
+
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */
 bool stc__eval_value_has_type(stc_value v, ir_type *ty);
