@@ -7,7 +7,7 @@
  * reads the same marks, so every node stays runnable on its own. */
 #include "eval/eval_internal.h"
 
-/* Whether top-level call e can take eval.c's direct path: a known function
+/* Whether top-level call e can take calls.c's direct path: a known function
  * (no captures), exactly its params, stc__ir_resolve's layout. */
 static bool prep_direct_call(const ir_program *p, const ir_expr *e)
 {
