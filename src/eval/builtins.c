@@ -163,7 +163,7 @@ static int eval_state(eval_ctx *cx, const ir_expr *e, stc_value *out)
 }
 
 /* The builtins other than smap, on evaluated args (borrowed). */
-static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
+EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
 {
     switch (bi) {
     case BI_LEN:
