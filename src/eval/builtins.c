@@ -163,7 +163,7 @@ static int eval_state(eval_ctx *cx, const ir_expr *e, stc_value *out)
 }
 
 /* The builtins other than smap, on evaluated args (borrowed). */
-static int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
+EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out)
 {
     switch (bi) {
     case BI_LEN:
@@ -264,6 +264,43 @@ int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value 
     int n = e->u.call.nargs, rc = 0;
     for (int i = 0; i < n && rc == 0; i++) rc = eval_operand(cx, e->u.call.args[i], fr, &a[i], &owned[i]);
     if (rc == 0) rc = eval_simple(cx, (ir_builtin)bi, loc, a, out);
+    for (int i = 0; i < n; i++)
+        if (owned[i]) val_release(a[i]);
+    return rc;
+}
+
+/* An argument of an EVAL_X_BUILTIN call: variables and literals borrowed
+ * (as eval_operand), a nested call of this form evaluated here with the
+ * depth unit stc__eval_expr would count, anything else by stc__eval_expr. */
+static inline int eval_x_arg(eval_ctx *cx, const ir_expr *a, eval_frame *fr, stc_value *v, bool *owned)
+{
+    *owned = false;
+    if (a->kind == IR_VAR) { *v = fr->slots[a->u.var->slot]; return 0; }
+    if (a->kind == IR_LIT) { *v = a->u.lit; return 0; }
+    *owned = true;
+    if (a->xop == EVAL_X_BUILTIN && eval_stack_room(cx, EVAL_STACK_POS())) {
+        *v = eval_unit;
+        cx->depth++;
+        int rc = stc__eval_builtin_x(cx, a, fr, v);
+        cx->depth--;
+        return rc;
+    }
+    return stc__eval_expr(cx, a, fr, v);
+}
+
+int stc__eval_builtin_x(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    int n = e->u.call.nargs, rc = 0;
+    stc_value a[3] = {eval_unit, eval_unit, eval_unit}; /* eval_simple reads no more than n */
+    bool owned[3];
+    for (int i = 0; i < n; i++) {
+        if ((rc = eval_x_arg(cx, e->u.call.args[i], fr, &a[i], &owned[i]))) {
+            for (int k = 0; k < i; k++)
+                if (owned[k]) val_release(a[k]);
+            return rc;
+        }
+    }
+    rc = eval_simple(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, a, out);
     for (int i = 0; i < n; i++)
         if (owned[i]) val_release(a[i]);
     return rc;

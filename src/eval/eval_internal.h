@@ -97,6 +97,26 @@ void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, st
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+/* The same for a node of form EVAL_X_BUILTIN: none of the checks that
+ * stc__eval_prepare made (builtins.c). */
+int stc__eval_builtin_x(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* Where the C stack is (stack segments, eval.c). */
+#if defined(__GNUC__)
+/* The real frame, also under ASan's fake stacks for locals. */
+#define EVAL_STACK_POS() ((uintptr_t)__builtin_frame_address(0))
+#else
+#define EVAL_STACK_POS() ((uintptr_t)&(char){0})
+#endif
+
+/* Whether this context's stack segment has room for an evaluation that
+ * skips stc__eval_expr (which moves to a new segment when it has not):
+ * false before the context's first stc__eval_expr set the base. */
+static inline bool eval_stack_room(const eval_ctx *cx, uintptr_t pos)
+{
+    uintptr_t base = cx->stack_base;
+    return base && (pos < base ? base - pos : pos - base) <= EVAL_SEGMENT_BYTES;
+}
 /* The map builtins (BI_GET .. BI_TO_MAP), call node e (maps.c). */
 int stc__eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 /* The string builtins (words split str concat parse_int parse_float
@@ -184,10 +204,156 @@ enum {
     /* IR_CALL of an STCLang thread (CALL_THREAD) with as many args as
      * inputs and the frame layout: as eval_call, and the function's
      * (output, state) pair, when its body ends in a tuple under lets, ifs
-     * and cases, is never built (eval_pair in eval.c). */
-    EVAL_X_CALL_THREAD
+     * and cases, is never built (eval_pair in calls.c). */
+    EVAL_X_CALL_THREAD,
+    /* IR_CALL of a builtin other than smap, state and the map builtins,
+     * with its arity (at most 3 args): bound once, the args read in place
+     * (variables, literals) or evaluated, nested builtins of this form
+     * without the dispatch (stc__eval_builtin_x, builtins.c). */
+    EVAL_X_BUILTIN
 };
 #define EVAL_X_SPINE 8
+
+/* ---- The node evaluators (eval.c dispatches; one module each) ----------
+ * Each evaluates node e in frame fr into *out (unit on entry) at the depth
+ * its caller counted for it, as stc__eval_expr would after its dispatch. */
+
+/* Frames and argument arrays up to this size live on the C stack. */
+#define EVAL_FRAME_SMALL 8
+
+#if defined(__GNUC__)
+#define EVAL_NOINLINE __attribute__((noinline))
+#define EVAL_INLINE static inline __attribute__((always_inline))
+#else
+#define EVAL_NOINLINE
+#define EVAL_INLINE static inline
+#endif
+
+static inline void eval_release_n(stc_value *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) val_release(v[i]);
+}
+
+/* Whether fn's params sit right after its captures (stc__ir_resolve's layout):
+ * then args can be evaluated straight into the callee's frame.  Inline: out
+ * of line it cost fib(25) 3% of its instructions, more than the tail-call
+ * tests on the call path (docs/DESIGN.md 2). */
+static inline bool eval_direct_layout(const ir_fun *fn)
+{
+    size_t ncaps = fn->ncaptures > 0 ? (size_t)fn->ncaptures : 0;
+    size_t k = fn->nparams > 0 ? (size_t)fn->nparams : 0;
+    if (ncaps + k > (size_t)(fn->nslots > 0 ? fn->nslots : 0)) return false;
+    for (size_t i = 0; i < k; i++)
+        if (fn->params[i]->slot != (int)(ncaps + i)) return false;
+    return true;
+}
+
+/* calls.c: a call (CALL_FUN, CALL_VALUE, CALL_THREAD; a tail call goes to
+ * tail.c), the forms EVAL_X_CALL_FUN and EVAL_X_CALL_THREAD, and the n
+ * args of call e into a (on error those evaluated are released and set
+ * back to unit: a may be a frame that the caller frees as a whole). */
+int stc__eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_args_into(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *a);
+
+/* tail.c: call e in tail position, its callee and args left in cx->tail
+ * (EVAL_TAIL, or an error as a call would report it); the trampoline
+ * that runs the pending tail call in the frame of the body that made it
+ * (cx->tail.fr, into cx->tail.out); dropping a pending one. */
+int stc__eval_tail_prepare(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_tail_resume(eval_ctx *cx);
+void stc__eval_tail_drop(eval_ctx *cx);
+
+/* operators.c: IR_BINOP (generic, chains included), EVAL_X_BINOP, IR_UNOP. */
+int stc__eval_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_fast_binop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* control.c: IR_LET and IR_LETTUPLE, IR_CASE, IR_TUPLE and IR_LIST,
+ * IR_LAMBDA, IR_INL and IR_INR, IR_IF. */
+int stc__eval_let(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+int stc__eval_if(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+
+/* An EVAL_X_BINOP of two int variables or literals whose result needs no
+ * check (+ - * and the comparisons): into *out at once, true; no depth
+ * unit to count since nothing below can call.  False for anything else,
+ * which stc__eval_fast_binop then does. */
+static inline bool eval_leaf_int(const ir_expr *e, const eval_frame *fr, stc_value *out)
+{
+    const ir_expr *l = e->a, *r = e->b;
+    const stc_value *a, *b;
+    if (l->kind == IR_VAR) a = &fr->slots[l->u.var->slot];
+    else if (l->kind == IR_LIT) a = &l->u.lit;
+    else return false;
+    if (r->kind == IR_VAR) b = &fr->slots[r->u.var->slot];
+    else if (r->kind == IR_LIT) b = &r->u.lit;
+    else return false;
+    if (a->tag != STC_T_INT || b->tag != STC_T_INT) return false;
+    int64_t x = a->as.i, y = b->as.i;
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y; /* wrapping, as eval_arith */
+    switch (e->u.binop) {
+    case OP_ADD: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux + uy)}; return true;
+    case OP_SUB: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux - uy)}; return true;
+    case OP_MUL: *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(ux * uy)}; return true;
+    case OP_EQ: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x == y}; return true;
+    case OP_NE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x != y}; return true;
+    case OP_LT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x < y}; return true;
+    case OP_LE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x <= y}; return true;
+    case OP_GT: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x > y}; return true;
+    case OP_GE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = x >= y}; return true;
+    default: return false;
+    }
+}
+
+/* stc__eval_expr for a sub-expression, with its commonest forms taken
+ * here: a variable, an int leaf (eval_leaf_int), an EVAL_X_BINOP,
+ * EVAL_X_CALL_FUN, EVAL_X_CALL_THREAD or EVAL_X_BUILTIN (one depth unit,
+ * as stc__eval_expr counts it; no stack check here: a binop's operands
+ * that recurse go through stc__eval_expr, every function body through
+ * eval_body or eval_pair, a builtin's args through eval_x_arg, which
+ * check). */
+EVAL_INLINE int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (e->kind == IR_VAR) {
+        *out = val_retain(fr->slots[e->u.var->slot]);
+        return 0;
+    }
+    if (e->xop == EVAL_X_BINOP && eval_leaf_int(e, fr, out)) return 0;
+    if (e->xop != EVAL_X_GENERIC) {
+        *out = (stc_value){.tag = STC_T_UNIT};
+        cx->depth++;
+        int rc = e->xop == EVAL_X_BINOP         ? stc__eval_fast_binop(cx, e, fr, out)
+                 : e->xop == EVAL_X_CALL_FUN    ? stc__eval_call_direct(cx, e, fr, out)
+                 : e->xop == EVAL_X_CALL_THREAD ? stc__eval_call_thread_direct(cx, e, fr, out)
+                                                : stc__eval_builtin_x(cx, e, fr, out);
+        cx->depth--;
+        return rc;
+    }
+    return stc__eval_expr(cx, e, fr, out);
+}
+
+/* Binds let e's binders to the value of its bound expression, as
+ * eval_quick and eval_let_bind would; a let-tuple of a variable reads the
+ * tuple in place (its items retained, not the tuple: the variable's slot
+ * is not a binder's, so it stays put while they are bound). */
+EVAL_INLINE int eval_let_enter(eval_ctx *cx, const ir_expr *e, eval_frame *fr)
+{
+    if (e->kind == IR_LETTUPLE && e->a->kind == IR_VAR) {
+        stc_value v = fr->slots[e->a->u.var->slot];
+        int rc = eval_let_check(cx, e, v);
+        for (int i = 0; rc == 0 && i < e->u.let.nbinders; i++)
+            eval_bind(fr, e->u.let.binders[i], val_retain(val_seq_items(v)[i]));
+        return rc;
+    }
+    stc_value v;
+    int rc = eval_quick(cx, e->a, fr, &v);
+    return rc ? rc : eval_let_bind(cx, e, fr, v);
+}
 
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */

@@ -50,7 +50,7 @@
 
 typedef struct eval_stream eval_stream; /* a stream program's input and output */
 
-/* A tail call waiting for its trampoline (eval.c): nothing is evaluated
+/* A tail call waiting for its trampoline (tail.c): nothing is evaluated
  * between the call leaving it here and the trampoline taking it. */
 typedef struct eval_tailcall {
     const ir_fun *fn;    /* the callee; NULL: none pending */

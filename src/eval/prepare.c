@@ -7,7 +7,7 @@
  * reads the same marks, so every node stays runnable on its own. */
 #include "eval/eval_internal.h"
 
-/* Whether top-level call e can take eval.c's direct path: a known function
+/* Whether top-level call e can take calls.c's direct path: a known function
  * (no captures), exactly its params, stc__ir_resolve's layout. */
 static bool prep_direct_call(const ir_program *p, const ir_expr *e)
 {
@@ -38,6 +38,18 @@ static bool prep_thread_call(const ir_program *p, const ir_expr *e)
     for (int i = 0; i < fn->nparams; i++)
         if (fn->params[i]->slot != i) return false;
     return true;
+}
+
+/* Whether builtin call e can be bound once (EVAL_X_BUILTIN): one of
+ * eval_simple's builtins (not smap, state, the map builtins, which read
+ * their arg nodes) with its arity. */
+static bool prep_builtin_call(const ir_expr *e)
+{
+    if (e->u.call.kind != CALL_BUILTIN) return false;
+    int bi = e->u.call.callee.index;
+    if (bi < 0 || bi >= BI_COUNT_ || e->u.call.nargs != stc__ir_builtins[bi].arity) return false;
+    if (bi == BI_SMAP || bi == BI_STATE || (bi >= BI_GET && bi <= BI_TO_MAP)) return false;
+    return e->u.call.nargs <= 3;
 }
 
 static void prep_expr(const ir_program *p, ir_expr *e);
@@ -105,6 +117,7 @@ static void prep_expr(const ir_program *p, ir_expr *e)
         for (int i = 0; i < e->u.call.nargs; i++) prep_expr(p, e->u.call.args[i]);
         if (prep_direct_call(p, e)) e->xop = EVAL_X_CALL_FUN;
         else if (prep_thread_call(p, e)) e->xop = EVAL_X_CALL_THREAD;
+        else if (prep_builtin_call(e)) e->xop = EVAL_X_BUILTIN;
         return;
     case IR_TUPLE:
     case IR_LIST:
