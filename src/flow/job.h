@@ -18,7 +18,8 @@ typedef struct flow_batch {
     size_t cap;         /* items the block has room for (n <= cap) */
     struct flow_batch *next_spare; /* in flow_job.spare */
     int n;
-    bool loaded;        /* frames filled (by stage 0) */
+    int nloaded;        /* frames 0 .. nloaded-1 filled (the rest hold nothing to release) */
+    bool loaded;        /* frames of every live item filled (by stage 0) */
     uint64_t busy_ns;   /* stage time spent on it */
     stc_value *in;      /* streams: per item, the input until stage 0 loads it */
     uint8_t *dead;      /* per item: failed, or after a failure */
@@ -42,6 +43,11 @@ typedef struct flow_job {
     ir_loc loc;
     const char *thread;       /* the thread running the smap, if any (for errors) */
     flow_plan_prof *prof;     /* NULL unless profiling or tracing */
+    bool fused;               /* one worker runs every stage of a batch in turn, on the
+                                 calling thread, without the scheduler (exec.c) */
+    /* Per stage s (< 64): bit t says branch stage t is decided after s
+     * (decided_at[t] == s), so flow_mark_skips looks at those alone. */
+    uint64_t *decides;
     /* Branch stages a batch may skip (sched_batch.skip): for stage t,
      * decided_at[t] is the stage after which it is known whether any item
      * of a batch needs it (-1: always needed), and its guard flags are
@@ -67,6 +73,9 @@ typedef struct flow_job {
     flow_batch *spare;        /* (spare_lock) */
     eval_err err;             /* its error (err_lock) */
 } flow_job;
+
+/* stc_value_unit() without the call (frames are filled with it per item). */
+static inline stc_value flow_unit(void) { return (stc_value){.tag = STC_T_UNIT}; }
 
 static inline uint64_t flow_now_ns(void)
 {
@@ -105,6 +114,13 @@ void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index);
  * `stage` of the plan over batch sb, or a stream's output stage
  * (FLOW_OUTPUT_STAGE). */
 sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
+
+/* One worker (job->fused): batch sb through every stage of the plan and a
+ * stream's output stage, on worker's context: item by item through all
+ * stages, or stage by stage when profiling or tracing (each stage's
+ * activation measured as in the pipeline).  SCHED_STOP when an item
+ * failed, its error recorded (steps.c). */
+sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker);
 
 /* Loads the frames of the batch's live items (stage 0 does it as it goes;
  * a remote stage needs them first): SCHED_STOP after an item failed, its
