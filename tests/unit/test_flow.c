@@ -326,8 +326,9 @@ TEST(flow_one_worker_runs_fused)
         char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
         CHECK_CONTAINS(ref, "smap item 700");
         int caps[] = {1, 2, 3, 1024};
-        for (int i = 0; i < 4; i++) {
-            char *got = unit_outcome(prog, (stc_run_opts){.workers = 1, .queue_capacity = caps[i]}, NULL);
+        for (int i = 0; i < 8; i++) { /* item by item; stage by stage (profiling) */
+            stc_run_opts o = {.workers = 1, .queue_capacity = caps[i % 4], .profile = i >= 4};
+            char *got = unit_outcome(prog, o, NULL);
             CHECK(ref && got && strcmp(ref, got) == 0);
             free(got);
         }
