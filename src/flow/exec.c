@@ -24,12 +24,7 @@
 #include "trace/trace.h"
 #include "value/value.h"
 
-/* Work per batch the source aims at.  Overridable at build time only to
- * measure under callgrind, which runs code ~40x slower and so would cut
- * ~40x smaller batches than a real run (bench/README.md). */
-#ifndef FLOW_BATCH_TARGET_NS
-#define FLOW_BATCH_TARGET_NS 50000
-#endif
+#define FLOW_BATCH_TARGET_NS (50000 * FLOW_TIME_SCALE) /* work per batch the source aims at */
 
 /* ---- Errors ------------------------------------------------------------------ */
 

@@ -12,6 +12,15 @@
 #include "flow/flow_internal.h"
 #include "sched/sched.h"
 
+/* The runtime's thresholds in measured time (batch size, fused item by
+ * item or stage by stage) are multiplied by this.  1 but to measure under
+ * callgrind, which runs code ~40x slower: a build with
+ * -DFLOW_TIME_SCALE=40 cuts the batches a real run cuts (docs/DESIGN.md
+ * section 5). */
+#ifndef FLOW_TIME_SCALE
+#define FLOW_TIME_SCALE 1
+#endif
+
 /* A batch of items (sched_batch.data), in one block: see flow_batch_get. */
 typedef struct flow_batch {
     size_t first;       /* list index of item 0 */
