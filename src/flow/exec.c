@@ -24,13 +24,13 @@
 #include "trace/trace.h"
 #include "value/value.h"
 
-#define FLOW_BATCH_TARGET_NS 50000     /* work per batch the source aims at */
+#define FLOW_BATCH_TARGET_NS (50000 * FLOW_TIME_SCALE) /* work per batch the source aims at */
 /* ... and with stages that may go to another process (remote.c): each
  * message costs its encoding and a transport's poll, so more; not much
  * more, since a batch's frames are walked once per stage and bigger ones
  * fall out of the cache (2 ms batches made logstats's serial stages on
  * rank 0 a third slower; docs/CLUSTER.md). */
-#define FLOW_REMOTE_BATCH_NS 300000
+#define FLOW_REMOTE_BATCH_NS (300000 * FLOW_TIME_SCALE)
 
 /* ---- Errors ------------------------------------------------------------------ */
 
@@ -61,10 +61,10 @@ void stc__flow_record_error_at(flow_job *job, eval_ctx *cx, long long index, lon
 static flow_batch *flow_batch_get(flow_job *job, size_t size)
 {
     const flow_plan *pl = job->plan;
-    pthread_mutex_lock(&job->spare_lock);
+    if (!job->fused) pthread_mutex_lock(&job->spare_lock); /* fused: one thread */
     flow_batch *b = job->spare;
     if (b) job->spare = b->next_spare;
-    pthread_mutex_unlock(&job->spare_lock);
+    if (!job->fused) pthread_mutex_unlock(&job->spare_lock);
     if (b && b->cap < size) {
         free(b);
         b = NULL;
@@ -76,6 +76,9 @@ static flow_batch *flow_batch_get(flow_job *job, size_t size)
         b = malloc(sizeof *b + (cap * (size_t)pl->nslots + nin) * sizeof(stc_value) + cap + cap * (size_t)pl->nflags);
         if (!b) return NULL;
         b->cap = cap;
+        /* frames hold units between their items (flow_release resets them) */
+        stc_value *slots = (stc_value *)(b + 1);
+        for (size_t j = 0; j < cap * (size_t)pl->nslots; j++) slots[j] = flow_unit();
     }
     b->slots = (stc_value *)(b + 1);
     b->in = b->slots + b->cap * (size_t)pl->nslots;
@@ -86,10 +89,10 @@ static flow_batch *flow_batch_get(flow_job *job, size_t size)
 
 static void flow_batch_put(flow_job *job, flow_batch *b)
 {
-    pthread_mutex_lock(&job->spare_lock);
+    if (!job->fused) pthread_mutex_lock(&job->spare_lock);
     b->next_spare = job->spare;
     job->spare = b;
-    pthread_mutex_unlock(&job->spare_lock);
+    if (!job->fused) pthread_mutex_unlock(&job->spare_lock);
 }
 
 /* How many items the next batch takes: about FLOW_BATCH_TARGET_NS of work
@@ -140,7 +143,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     if (job->src_end) return job->src_failed ? SCHED_SOURCE_STOP : 0;
     if (job->next >= job->n) return 0;
     size_t size = flow_batch_size(job);
-    size_t nslots = size * (size_t)pl->nslots, nflags = size * (size_t)pl->nflags;
+    size_t nflags = size * (size_t)pl->nflags;
     flow_batch *b = flow_batch_get(job, size);
     if (!b) {
         cx->item = (long long)job->next;
@@ -151,10 +154,10 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     }
     b->first = job->next;
     b->n = (int)size;
+    b->nloaded = 0; /* the frames are filled as their items start (steps.c) */
     b->loaded = false;
     b->busy_ns = 0;
     b->away = NULL;
-    for (size_t j = 0; j < nslots; j++) b->slots[j] = stc_value_unit();
     memset(b->dead, 0, size);
     memset(b->flags, 0, nflags);
     if (job->stream) {
@@ -180,16 +183,19 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
     flow_job *job = ud;
     flow_batch *b = sb->data;
     const flow_plan *pl = job->plan;
-    for (int i = 0; i < b->n; i++) {
+    for (int i = 0; i < b->nloaded; i++) { /* the other frames were never filled */
         stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
-        if (b->loaded && !b->dead[i] && !job->stream) {
+        if (!b->dead[i] && !job->stream) {
             job->out[b->first + (size_t)i] = slots[pl->result];
-            slots[pl->result] = stc_value_unit();
+            slots[pl->result] = flow_unit();
         }
-        if (b->loaded) /* else the frame holds only units */
-            for (int j = job->ncaps; j < pl->nslots; j++) val_release(slots[j]);
-        if (job->stream) val_release(b->in[i]);
+        for (int j = job->ncaps; j < pl->nslots; j++) { /* units again for the block's next batch */
+            val_release(slots[j]);
+            slots[j] = flow_unit();
+        }
     }
+    if (job->stream) /* the inputs of items never loaded */
+        for (int i = b->nloaded; i < b->n; i++) val_release(b->in[i]);
     if (b->n > 0 && b->busy_ns > 0) {
         uint64_t est = b->busy_ns / (uint64_t)b->n, old = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
         atomic_store_explicit(&job->ns_per_item, old ? (3 * old + est) / 4 : est + 1, memory_order_relaxed);
@@ -248,6 +254,9 @@ static int flow_skips_init(flow_job *job)
     }
     job->skip_first[ns] = nf;
     free(stage_of);
+    if (any && !(job->decides = calloc((size_t)(ns < 64 ? ns : 64), sizeof *job->decides))) any = false;
+    for (int t = 0; any && t < ns && t < 64; t++)
+        if (job->decided_at[t] >= 0) job->decides[job->decided_at[t]] |= (uint64_t)1 << t;
     if (!any) {
         free(job->decided_at), free(job->skip_first), free(job->skip_flags);
         job->decided_at = job->skip_first = job->skip_flags = NULL;
@@ -318,6 +327,17 @@ static int flow_tokens(const flow_runtime *rt, const flow_plan *pl, bool stream)
     return rt->max_batches ? rt->max_batches : (stream ? 2 * rt->workers + 1 : 2 * rt->workers + pl->nstages) + away;
 }
 
+/* Whether the plan's stages take its steps in order, one after another
+ * (compile.c and shards.c make them so): the fused loop runs an item's
+ * steps from the first stage's first to the last stage's last. */
+static bool flow_fusable(const flow_plan *pl)
+{
+    if (pl->nstages < 1) return false;
+    for (int t = 1; t < pl->nstages; t++)
+        if (pl->stages[t].first != pl->stages[t - 1].first + pl->stages[t - 1].count) return false;
+    return true;
+}
+
 /* Sets up the job of smap e (called from cx) over xs or stream s, its
  * results into out (NULL for a stream). */
 static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const ir_expr *e, const flow_plan *pl,
@@ -333,6 +353,9 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
     }
     if (prof && prof->order < 0) prof->order = rt->npipelines++;
     if (prof && s) prof->stream = true;
+    /* A remote executor takes whole stages of batches in flight: that
+     * needs the pipeline, even on one worker. */
+    job->fused = rt->workers == 1 && !rt->remote.call && !rt->remote.start && flow_fusable(pl);
     flow_skips_init(job); /* no skipping when out of memory */
     atomic_init(&job->ns_per_item, 0);
     atomic_init(&job->live, 0);
@@ -352,6 +375,29 @@ static void flow_job_fini(flow_job *job)
         free(b);
     }
     free(job->decided_at), free(job->skip_first), free(job->skip_flags);
+    free(job->decides);
+}
+
+/* One worker: nothing to overlap, so no scheduler.  The calling thread
+ * makes each batch, runs it through every stage (steps.c) and releases
+ * it, one batch at a time: no queues, turns, tokens or locks.  A failing
+ * item stops the job after its batch, as the pipeline stops after the
+ * batches before the failing one (here none is in flight). */
+static int flow_job_fused(flow_job *job)
+{
+    sched_batch sb = {.seq = 0};
+    stc__flow_on_worker(job, 0, true);
+    for (;;) {
+        sb.skip = 0;
+        sb.data = NULL;
+        if (flow_source(job, &sb, 0) != 1) break; /* the end, or a failing source (recorded) */
+        sched_status st = stc__flow_fused_run(job, &sb, 0);
+        flow_release(job, &sb, 0);
+        if (st == SCHED_STOP) break;
+        sb.seq++;
+    }
+    stc__flow_on_worker(job, 0, false);
+    return 0;
 }
 
 /* Runs the job's pipeline on the pool: the plan's stages, and for a stream
@@ -361,6 +407,12 @@ static int flow_job_run(flow_job *job, int tokens)
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
+    if (job->fused) {
+        uint64_t start = flow_now_ns();
+        int rc = flow_job_fused(job);
+        if (job->prof) job->prof->wall_ns += flow_now_ns() - start;
+        return rc;
+    }
     int nstages = pl->nstages + (job->stream ? 1 : 0);
     bool *serial = malloc((size_t)nstages * sizeof *serial);
     if (!serial) return -1;
@@ -411,7 +463,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     }
     flow_job job;
     flow_job_init(&job, rt, cx, e, pl, prof, fnv, xs, s, s ? NULL : val_seq_items(result));
-    int tokens = flow_tokens(rt, pl, s != NULL);
+    int tokens = job.fused ? 1 : flow_tokens(rt, pl, s != NULL); /* fused: one batch at a time */
     rc = stc__flow_shards_split(&job, cx);
     if (rc == 0) {
         uint64_t start = flow_now_ns();

@@ -12,13 +12,23 @@
 #include "flow/flow_internal.h"
 #include "sched/sched.h"
 
+/* The runtime's thresholds in measured time (batch size, fused item by
+ * item or stage by stage) are multiplied by this.  1 but to measure under
+ * callgrind, which runs code ~40x slower: a build with
+ * -DFLOW_TIME_SCALE=40 cuts the batches a real run cuts (docs/DESIGN.md
+ * section 5). */
+#ifndef FLOW_TIME_SCALE
+#define FLOW_TIME_SCALE 1
+#endif
+
 /* A batch of items (sched_batch.data), in one block: see flow_batch_get. */
 typedef struct flow_batch {
     size_t first;       /* list index of item 0 */
     size_t cap;         /* items the block has room for (n <= cap) */
     struct flow_batch *next_spare; /* in flow_job.spare */
     int n;
-    bool loaded;        /* frames filled (by stage 0) */
+    int nloaded;        /* frames 0 .. nloaded-1 filled (the rest hold nothing to release) */
+    bool loaded;        /* frames of every live item filled (by stage 0) */
     uint64_t busy_ns;   /* stage time spent on it */
     struct flow_away *away; /* while at a remote stage asynchronously: its request
                                and, once back, the reply (remote.c; set by the
@@ -46,6 +56,11 @@ typedef struct flow_job {
     ir_loc loc;
     const char *thread;       /* the thread running the smap, if any (for errors) */
     flow_plan_prof *prof;     /* NULL unless profiling or tracing */
+    bool fused;               /* one worker runs every stage of a batch in turn, on the
+                                 calling thread, without the scheduler (exec.c) */
+    /* Per stage s (< 64): bit t says branch stage t is decided after s
+     * (decided_at[t] == s), so flow_mark_skips looks at those alone. */
+    uint64_t *decides;
     /* Branch stages a batch may skip (sched_batch.skip): for stage t,
      * decided_at[t] is the stage after which it is known whether any item
      * of a batch needs it (-1: always needed), and its guard flags are
@@ -71,6 +86,9 @@ typedef struct flow_job {
     flow_batch *spare;        /* (spare_lock) */
     eval_err err;             /* its error (err_lock) */
 } flow_job;
+
+/* stc_value_unit() without the call (frames are filled with it per item). */
+static inline stc_value flow_unit(void) { return (stc_value){.tag = STC_T_UNIT}; }
 
 static inline uint64_t flow_now_ns(void)
 {
@@ -109,6 +127,13 @@ void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index);
  * `stage` of the plan over batch sb, or a stream's output stage
  * (FLOW_OUTPUT_STAGE). */
 sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
+
+/* One worker (job->fused): batch sb through every stage of the plan and a
+ * stream's output stage, on worker's context: item by item through all
+ * stages, or stage by stage when profiling or tracing (each stage's
+ * activation measured as in the pipeline).  SCHED_STOP when an item
+ * failed, its error recorded (steps.c). */
+sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker);
 
 /* Loads the frames of the batch's live items (stage 0 does it as it goes;
  * a remote stage needs them first): SCHED_STOP after an item failed, its

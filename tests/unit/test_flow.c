@@ -246,6 +246,98 @@ TEST(flow_c_split_thread_of_many_inputs)
     stc_env_free(env);
 }
 
+/* ---- One worker: the stages fused, no scheduler ---- */
+
+static stc_cancel *flow_cancel_at_5000; /* raised by c_stopper on input 5000 */
+static atomic_int flow_stopper_calls;
+static int c_stopper(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)cx;
+    atomic_fetch_add(&flow_stopper_calls, 1);
+    if (in->as.i == 5000) stc_cancel_request(flow_cancel_at_5000);
+    ((cstate *)state)->v += in->as.i;
+    *out = stc_value_int(((cstate *)state)->v);
+    return 0;
+}
+
+/* One worker runs a batch at a time through every stage (exec.c,
+ * flow_job_fused): one batch in flight, so the bound on items in flight
+ * is the queue capacity (the pipeline's is tokens x capacity); results,
+ * errors, cancellation as everywhere else. */
+TEST(flow_one_worker_runs_fused)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = flow_compile(env,
+        "fun acc(x, s) = (s * 31 + x, (s * 31 + x) % 1000000007)\n"
+        "thread a = acc init 0\n"
+        "thread b = acc init 1\n"
+        "main = len(smap(fn x => b(a(x * x) % 1000) + 1, range(0, 100000)))\n");
+    if (prog) {
+        stc_run_stats st;
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        char *got = unit_outcome(prog, (stc_run_opts){.workers = 1, .queue_capacity = 8}, &st);
+        CHECK(ref && got && strcmp(ref, got) == 0);
+        CHECK_INT(st.smaps_parallel, 1);
+        CHECK_INT(st.items, 100000);
+        CHECK_INT(st.max_in_flight, 8); /* one batch of at most 8 */
+        CHECK(st.peak_in_flight >= 1 && st.peak_in_flight <= 8);
+        free(got);
+        got = unit_outcome(prog, (stc_run_opts){.workers = 2, .queue_capacity = 8}, &st);
+        CHECK(ref && got && strcmp(ref, got) == 0);
+        CHECK(st.max_in_flight > 8); /* the pipeline: several batches */
+        free(ref);
+        free(got);
+    }
+    stc_program_free(prog);
+    /* Cancelled by the thread itself at item 5000: the next item sees it
+     * and nothing after it runs. */
+    stc_thread_def d = {.name = "cstop", .fn = c_stopper, .type = "int -> int", .state_type = "int",
+                        .state_size = sizeof(cstate), .state_init = c_init, .state_to_value = c_to_value,
+                        .access = STC_WRITES};
+    CHECK_INT(stc_env_add_thread(env, &d), 0);
+    prog = flow_compile(env, "thread c = cstop init 0\nmain = len(smap(fn x => c(x * 2 / 2), range(0, 100000)))\n");
+    if (prog) {
+        flow_cancel_at_5000 = stc_cancel_new();
+        atomic_store(&flow_stopper_calls, 0);
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 1, .cancel = flow_cancel_at_5000}, &res), STC_ECANCELED);
+        CHECK_CONTAINS(stc_result_error(res).message, "run cancelled");
+        CHECK_INT(stc_result_stats(res).smaps_parallel, 1);
+        CHECK_INT(atomic_load(&flow_stopper_calls), 5001);
+        stc_result_free(res);
+        /* reset: the same program runs to the end */
+        stc_cancel_reset(flow_cancel_at_5000);
+        atomic_store(&flow_stopper_calls, 0);
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 1}, &res), 0);
+        CHECK_INT(atomic_load(&flow_stopper_calls), 100000);
+        stc_result_free(res);
+        stc_cancel_free(flow_cancel_at_5000);
+        flow_cancel_at_5000 = NULL;
+    }
+    stc_program_free(prog);
+    /* Errors: item 700 fails in a later stage, 701 in an earlier one, 702
+     * in a replicated one; at one worker the earliest is reported, with
+     * queue capacities that cut the three into one batch and into three. */
+    prog = flow_compile(env,
+        "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0\nthread b = acc init 0\n"
+        "main = smap(fn x => b(a(if x == 701 then 1 / 0 else x) + (if x == 700 then nth([], 0) else 0))"
+        " + (if x == 702 then 1 % 0 else 0), range(0, 2000))\n");
+    if (prog) {
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        CHECK_CONTAINS(ref, "smap item 700");
+        int caps[] = {1, 2, 3, 1024};
+        for (int i = 0; i < 8; i++) { /* item by item; stage by stage (profiling) */
+            stc_run_opts o = {.workers = 1, .queue_capacity = caps[i % 4], .profile = i >= 4};
+            char *got = unit_outcome(prog, o, NULL);
+            CHECK(ref && got && strcmp(ref, got) == 0);
+            free(got);
+        }
+        free(ref);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
 TEST(flow_more_stages_than_workers)
 {
     stc_env *env = stc_env_new();

@@ -188,6 +188,50 @@ TEST(observe_trace_is_valid_json_with_tracks_and_slices)
     stc_env_free(env);
 }
 
+/* One worker runs each batch through the stages itself (fused), stage by
+ * stage when profiling: the profile still has every stage's items, and
+ * the trace a slice per stage activation on worker 0. */
+TEST(observe_profile_and_trace_at_one_worker)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = observe_compile(env, observe_src);
+    char path[] = "/tmp/stc_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+    if (prog && fd >= 0) {
+        stc_result *res = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 1, .queue_capacity = 7, .profile = true}, &res), 0);
+        size_t n = stc_result_profile_count(res);
+        CHECK(n >= 4);
+        long long hi = -1, lo = -1, first = -1, last = -1, batches = 0;
+        for (size_t i = 0; i < n; i++) {
+            stc_stage_profile s = stc_result_profile_stage(res, i);
+            if (i == 0) first = s.items, batches = s.batches;
+            last = s.items;
+            if (!strcmp(s.name, "hi")) hi = s.items;
+            if (!strcmp(s.name, "lo")) lo = s.items;
+            CHECK(s.busy_ms >= 0 && s.batches >= 1);
+        }
+        CHECK_INT(first, 300);
+        CHECK_INT(last, 300);
+        CHECK(hi > 0 && lo > 0);
+        CHECK_INT(hi + lo, 300);
+        CHECK(batches >= 300 / 7); /* at most 7 items a batch */
+        stc_result_free(res);
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 1, .trace_path = path}, &res), 0);
+        stc_result_free(res);
+        char *text = observe_read(path);
+        CHECK(text && json_valid(text));
+        CHECK_CONTAINS(text, "{\"name\": \"a (line 9)\", \"cat\": \"stage\", \"ph\": \"X\"");
+        CHECK_CONTAINS(text, "{\"name\": \"z (line 9)\"");
+        free(text);
+    }
+    unlink(path);
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
 TEST(observe_profile_items_add_up)
 {
     stc_env *env = stc_env_new();
