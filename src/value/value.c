@@ -13,11 +13,14 @@ stc_value stc_value_float(double f) { return (stc_value){.tag = STC_T_FLOAT, .as
 stc_value stc_value_bool(bool b) { return (stc_value){.tag = STC_T_BOOL, .as.b = b}; }
 
 static const stc_value val_invalid = {.tag = STC_T_INVALID};
+/* Not stc_value_unit(): a call to an exported function is not inlined in
+ * the library's position-independent code. */
+static const stc_value val_unit = {.tag = STC_T_UNIT};
 
 static void *val_obj_alloc(stc_tag tag, size_t size)
 {
     uint8_t cls;
-    stc_obj *o = stc__val_block_alloc(size, &cls);
+    stc_obj *o = val_block_alloc(size, &cls);
     if (!o) return NULL;
     o->refs = 1;
     o->tag = tag;
@@ -66,7 +69,7 @@ stc_value stc__val_seq_alloc(stc_tag tag, size_t n)
     val_seq *o = val_obj_alloc(tag, sizeof(val_seq) + n * sizeof(stc_value));
     if (!o) return val_invalid;
     o->n = n;
-    for (size_t i = 0; i < n; i++) o->items[i] = stc_value_unit();
+    for (size_t i = 0; i < n; i++) o->items[i] = val_unit;
     return (stc_value){.tag = tag, .as.obj = &o->hdr};
 }
 
@@ -111,7 +114,7 @@ stc_value stc__val_func_alloc(const void *code, size_t ncaps)
     if (!o) return val_invalid;
     o->code = code;
     o->ncaps = ncaps;
-    for (size_t i = 0; i < ncaps; i++) o->caps[i] = stc_value_unit();
+    for (size_t i = 0; i < ncaps; i++) o->caps[i] = val_unit;
     return (stc_value){.tag = STC_T_FUNC, .as.obj = &o->hdr};
 }
 
@@ -164,7 +167,7 @@ void stc__val_obj_free(stc_obj *o)
     case STC_T_MAP: stc__val_map_destroy((val_map *)o); break;
     default: break;
     }
-    stc__val_block_free(o, o->cls);
+    val_block_free(o, o->cls);
 }
 
 /* The values an object holds: *n of them at the returned address. */

@@ -8,9 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "stc.h"
 #include "util/buf.h"
+#include "value/cache.h"
 
 struct stc_obj {
     /* Changed plainly or atomically (the __atomic builtins), see below.
@@ -140,6 +142,24 @@ static inline val_str *val_as_str(stc_value v) { return (val_str *)v.as.obj; }
 /* An uninitialised string of len bytes (NUL-terminated) to be filled by the
  * caller before it is shared. INVALID when out of memory. */
 stc_value stc__val_str_alloc(size_t len);
+/* stc_value_new_str inline, for the builtins that cut strings (words,
+ * split, slice): a call to an exported function is not inlined in the
+ * library's position-independent code, nor are the calls below it. */
+static inline stc_value val_str_new(const char *s, size_t len)
+{
+    stc_value v = {.tag = STC_T_INVALID};
+    uint8_t cls;
+    if (len > SIZE_MAX - sizeof(val_str) - 1) return v;
+    val_str *o = val_block_alloc(sizeof(val_str) + len + 1, &cls);
+    if (!o) return v;
+    o->hdr = (stc_obj){.refs = 1, .tag = STC_T_STR, .cls = cls, .shared = VAL_LOCAL};
+    o->len = len;
+    if (len) memcpy(o->data, s, len);
+    o->data[len] = '\0';
+    v.tag = STC_T_STR;
+    v.as.obj = &o->hdr;
+    return v;
+}
 static inline stc_value val_box_get(stc_value v) { return ((val_box *)v.as.obj)->v; }
 /* A closure over `code` with ncaps captured values (unit until filled). */
 stc_value stc__val_func_alloc(const void *code, size_t ncaps);
