@@ -409,13 +409,7 @@ int stc__val_compare(stc_value a, stc_value b)
     switch (a.tag) {
     case STC_T_INT: return (a.as.i > b.as.i) - (a.as.i < b.as.i);
     case STC_T_FLOAT: return (a.as.f > b.as.f) - (a.as.f < b.as.f);
-    case STC_T_STR: {
-        val_str *x = val_as_str(a), *y = val_as_str(b);
-        size_t n = x->len < y->len ? x->len : y->len;
-        int c = memcmp(x->data, y->data, n);
-        if (c) return c < 0 ? -1 : 1;
-        return (x->len > y->len) - (x->len < y->len);
-    }
+    case STC_T_STR: return val_str_compare(val_as_str(a), val_as_str(b));
     default: return 0;
     }
 }
