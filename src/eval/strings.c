@@ -40,7 +40,7 @@ static int str_error(eval_ctx *cx, ir_loc loc, const char *name, const val_str *
 
 /* Item k of the list r: bytes [from, to) of s, or s itself when that is
  * all of it.  False when out of memory (r keeps unit there). */
-static bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to)
+static inline bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to)
 {
     const val_str *vs = val_as_str(s);
     stc_value v = from == 0 && to == vs->len ? val_retain(s) : val_str_new(vs->data + from, to - from);
@@ -212,6 +212,15 @@ static int str_int_value(const val_str *vs, int64_t *out)
     bool neg = false;
     if (i < len && (d[i] == '+' || d[i] == '-')) neg = d[i++] == '-';
     if (i == len) return STR_INT_SYNTAX;
+    if (len - i <= 18) { /* below 10^18: no overflow, no division per digit */
+        int64_t v = 0;
+        for (; i < len; i++) {
+            if (d[i] < '0' || d[i] > '9') return STR_INT_SYNTAX;
+            v = v * 10 + (d[i] - '0');
+        }
+        *out = neg ? -v : v;
+        return STR_INT_OK;
+    }
     const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     uint64_t v = 0;
     bool over = false; /* a bad byte after an overflow still makes it "not an integer" */
