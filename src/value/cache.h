@@ -86,8 +86,9 @@ void stc__val_block_free(void *p, uint8_t cls);
  * one) inline, in the caller, everything else (magazine moves, the depot,
  * malloc) in the functions above.  A logstats line allocates and frees
  * about 20 blocks: the calls and their prologues were ~6% of its
- * instructions (docs/DESIGN.md 2, "Allocation and strings").  Under AddressSanitizer
- * the functions are always called: they poison cached blocks. */
+ * instructions (docs/DESIGN.md 2, "Allocation and strings").  Under
+ * AddressSanitizer the functions are always called: they poison cached
+ * blocks. */
 
 typedef struct val_cache_block {
     struct val_cache_block *next;
