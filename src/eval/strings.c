@@ -5,6 +5,7 @@
  * the callee name and quote the offending text as a string literal, cut
  * after STR_QUOTE_MAX bytes.  Every path releases what it built; an
  * allocation failure is the error "out of memory". */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +40,10 @@ static int str_error(eval_ctx *cx, ir_loc loc, const char *name, const val_str *
 
 /* Item k of the list r: bytes [from, to) of s, or s itself when that is
  * all of it.  False when out of memory (r keeps unit there). */
-static bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to)
+static inline bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to)
 {
     const val_str *vs = val_as_str(s);
-    stc_value v = from == 0 && to == vs->len ? val_retain(s) : stc_value_new_str(vs->data + from, to - from);
+    stc_value v = from == 0 && to == vs->len ? val_retain(s) : val_str_new(vs->data + from, to - from);
     if (v.tag == STC_T_INVALID) return false;
     val_seq_items(r)[k] = v;
     return true;
@@ -50,28 +51,42 @@ static bool str_piece(stc_value r, size_t k, stc_value s, size_t from, size_t to
 
 /* ---- words ----------------------------------------------------------------- */
 
-/* The next word of d[0..len) at or after *i: its bounds, false when none. */
-static bool str_next_word(const char *d, size_t len, size_t *i, size_t *from, size_t *to)
+/* The next word of d[0..len) at or after *i: its bounds, false when none.
+ * Bytes above ' ' are never blanks: one comparison for most bytes. */
+static inline bool str_next_word(const char *d, size_t len, size_t *i, size_t *from, size_t *to)
 {
     size_t j = *i;
-    while (j < len && stc__str_space((unsigned char)d[j])) j++;
+    while (j < len && (unsigned char)d[j] <= ' ' && stc__str_space((unsigned char)d[j])) j++;
     if (j == len) return false;
     *from = j;
-    while (j < len && !stc__str_space((unsigned char)d[j])) j++;
+    while (j < len && ((unsigned char)d[j] > ' ' || !stc__str_space((unsigned char)d[j]))) j++;
     *to = *i = j;
     return true;
 }
 
+/* Words whose bounds one scan keeps on the C stack; a line with more is
+ * scanned again from there for the rest. */
+#define STR_WORDS_INLINE 32
+
 static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
-    size_t n = 0, i = 0, from, to;
-    while (str_next_word(vs->data, vs->len, &i, &from, &to)) n++;
+    size_t bounds[2 * STR_WORDS_INLINE];
+    size_t n = 0, i = 0, rest = 0, from, to;
+    while (str_next_word(vs->data, vs->len, &i, &from, &to)) {
+        if (n < STR_WORDS_INLINE) {
+            bounds[2 * n] = from;
+            bounds[2 * n + 1] = to;
+            rest = i;
+        }
+        n++;
+    }
     stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
-    i = 0;
+    i = rest;
     for (size_t k = 0; k < n; k++) {
-        str_next_word(vs->data, vs->len, &i, &from, &to);
+        if (k < STR_WORDS_INLINE) from = bounds[2 * k], to = bounds[2 * k + 1];
+        else str_next_word(vs->data, vs->len, &i, &from, &to);
         if (!str_piece(r, k, s, from, to)) {
             val_release(r);
             return stc__eval_oom(cx, loc);
@@ -197,6 +212,15 @@ static int str_int_value(const val_str *vs, int64_t *out)
     bool neg = false;
     if (i < len && (d[i] == '+' || d[i] == '-')) neg = d[i++] == '-';
     if (i == len) return STR_INT_SYNTAX;
+    if (len - i <= 18) { /* below 10^18: no overflow, no division per digit */
+        int64_t v = 0;
+        for (; i < len; i++) {
+            if (d[i] < '0' || d[i] > '9') return STR_INT_SYNTAX;
+            v = v * 10 + (d[i] - '0');
+        }
+        *out = neg ? -v : v;
+        return STR_INT_OK;
+    }
     const uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     uint64_t v = 0;
     bool over = false; /* a bad byte after an overflow still makes it "not an integer" */
@@ -253,12 +277,70 @@ static bool str_float_syntax(const char *d, size_t len)
     return i == len;
 }
 
+/* Exact powers of ten as doubles: 10^22 is the largest (5^22 < 2^53). */
+static const double str_pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Plain decimals without strtod (Clinger's fast path): when the digits,
+ * leading zeros aside, are at most 15 (an integer m below 2^53, exact as a
+ * double) and the decimal exponent e is within +-22 (10^|e| exact), one
+ * IEEE multiplication or division m * 10^e or m / 10^-e is correctly
+ * rounded: the same double as strtod's.  False for everything else
+ * (inf, nan, more digits, larger exponents), which strtod reads.  d[0..len)
+ * has the syntax of str_float_syntax.  Needs double arithmetic without
+ * excess precision (FLT_EVAL_METHOD 0: x86-64 SSE2, AArch64). */
+static bool str_float_fast(const char *d, size_t len, double *out)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    size_t i = 0;
+    bool neg = false, dot = false;
+    if (d[i] == '+' || d[i] == '-') neg = d[i++] == '-';
+    uint64_t m = 0;
+    int digits = 0, e = 0;
+    for (; i < len; i++) {
+        char c = d[i];
+        if (c == '.' && !dot) {
+            dot = true;
+            continue;
+        }
+        if (c < '0' || c > '9') break;
+        if (dot && --e < -400) return false; /* (an int, however long the text) */
+        if (m == 0 && c == '0') continue; /* leading zeros: no digit of m */
+        if (++digits > 15) return false;
+        m = m * 10 + (uint64_t)(c - '0');
+    }
+    if (i < len) { /* an exponent (the syntax is checked), or inf/nan */
+        if (d[i] != 'e' && d[i] != 'E') return false;
+        i++;
+        bool eneg = false;
+        if (d[i] == '+' || d[i] == '-') eneg = d[i++] == '-';
+        int x = 0;
+        for (; i < len; i++) {
+            if (x > 1000) return false; /* far out of range: strtod says inf or 0 */
+            x = x * 10 + (d[i] - '0');
+        }
+        e += eneg ? -x : x;
+    }
+    double v = (double)m;
+    if (m != 0) { /* 0 with any exponent is 0 */
+        if (e < -22 || e > 22) return false;
+        v = e < 0 ? v / str_pow10[-e] : v * str_pow10[e];
+    }
+    *out = neg ? -v : v;
+    return true;
+#else
+    (void)d, (void)len, (void)out;
+    return false;
+#endif
+}
+
 /* Overflow gives +-inf and underflow the nearest double (0 or subnormal),
  * as strtod rounds them: parse_float("1e400") is inf.  False when vs is
  * not a number. */
 static bool str_float_value(const val_str *vs, double *out)
 {
     if (!str_float_syntax(vs->data, vs->len)) return false;
+    if (str_float_fast(vs->data, vs->len, out)) return true;
     char *end = NULL;
     double x = strtod(vs->data, &end); /* data is NUL-terminated and has no NUL (checked) */
     if (end != vs->data + vs->len) return false;

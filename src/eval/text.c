@@ -15,7 +15,7 @@
 
 static int text_new(eval_ctx *cx, ir_loc loc, const char *d, size_t n, stc_value *out)
 {
-    stc_value r = stc_value_new_str(d, n);
+    stc_value r = val_str_new(d, n);
     if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     *out = r;
     return 0;

@@ -7,14 +7,8 @@
 #include <string.h>
 
 /* Under AddressSanitizer a cached block is poisoned, so a use after its
- * value was freed is still reported although free() was not called. */
-#if defined(__SANITIZE_ADDRESS__)
-#define VAL_CACHE_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define VAL_CACHE_ASAN 1
-#endif
-#endif
+ * value was freed is still reported although free() was not called
+ * (VAL_CACHE_ASAN: cache.h). */
 #ifdef VAL_CACHE_ASAN
 #include <sanitizer/asan_interface.h>
 #define val_cache_poison(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
@@ -24,27 +18,14 @@
 #define val_cache_unpoison(p, n) ((void)(p), (void)(n))
 #endif
 
-#define VAL_CACHE_GRAIN 16
-#define VAL_CACHE_CLASSES (VAL_CACHE_MAX_SIZE / VAL_CACHE_GRAIN)
-
-typedef struct val_cache_block {
-    struct val_cache_block *next;
-} val_cache_block;
-
-/* A chain of freed blocks of one class. */
-typedef struct val_mag {
-    val_cache_block *head;
-    unsigned count;
-} val_mag;
-
 /* Used by one thread at a time: the one whose current cache it is.  Per
  * class, cur is where blocks come and go, and full[0 .. nfull) are full
  * magazines kept for this thread's next allocations, the newest last
  * (classes 1 .. VAL_CACHE_CLASSES).  low is the fewest full ones a class
  * had since the last trim: that many were not needed (see val_cache_trim). */
 struct val_cache {
+    val_cache_front front; /* first: cur[k] and cap[k], used inline (cache.h) */
     val_depot *depot;
-    val_mag cur[VAL_CACHE_CLASSES + 1];
     val_mag full[VAL_CACHE_CLASSES + 1][VAL_CACHE_KEPT];
     unsigned nfull[VAL_CACHE_CLASSES + 1], low[VAL_CACHE_CLASSES + 1];
     unsigned moves; /* magazines kept or taken since the last trim */
@@ -62,7 +43,9 @@ struct val_depot {
 
 /* The calling thread's cache, or NULL (then blocks come from malloc and go
  * back to free).  Thread-local, so no lock: see cache.h for who sets it. */
-static _Thread_local val_cache *val_cache_here;
+_Thread_local val_cache_front *stc__val_cache_here;
+
+static val_cache *val_cache_here_get(void) { return (val_cache *)stc__val_cache_here; }
 
 static size_t val_class_size(unsigned cls) { return (size_t)cls * VAL_CACHE_GRAIN; }
 
@@ -170,6 +153,7 @@ val_cache *stc__val_cache_new(val_depot *d)
     if (!c) return NULL;
     memset(c, 0, size);
     c->depot = d;
+    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) c->front.cap[k] = val_mag_cap(k);
     return c;
 }
 
@@ -177,7 +161,7 @@ void stc__val_cache_free(val_cache *c)
 {
     if (!c) return;
     for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
-        val_mag_release(&c->cur[k], k);
+        val_mag_release(&c->front.cur[k], k);
         for (unsigned i = 0; i < c->nfull[k]; i++) val_mag_release(&c->full[k][i], k);
     }
     free(c);
@@ -185,8 +169,8 @@ void stc__val_cache_free(val_cache *c)
 
 val_cache *stc__val_cache_use(val_cache *c)
 {
-    val_cache *prev = val_cache_here;
-    val_cache_here = c;
+    val_cache *prev = val_cache_here_get();
+    stc__val_cache_here = c ? &c->front : NULL;
     return prev;
 }
 
@@ -194,7 +178,7 @@ size_t stc__val_cache_held(const val_cache *c)
 {
     size_t n = 0;
     for (unsigned k = 1; c && k <= VAL_CACHE_CLASSES; k++) {
-        n += c->cur[k].count * val_class_size(k);
+        n += c->front.cur[k].count * val_class_size(k);
         for (unsigned i = 0; i < c->nfull[k]; i++) n += c->full[k][i].count * val_class_size(k);
     }
     return n;
@@ -210,9 +194,9 @@ void *stc__val_block_alloc(size_t size, uint8_t *cls)
      * whichever thread frees them can cache them. */
     unsigned k = size ? (unsigned)((size + VAL_CACHE_GRAIN - 1) / VAL_CACHE_GRAIN) : 1;
     *cls = (uint8_t)k;
-    val_cache *c = val_cache_here;
+    val_cache *c = val_cache_here_get();
     if (c) {
-        val_mag *cur = &c->cur[k];
+        val_mag *cur = &c->front.cur[k];
         if (!cur->head) { /* empty: a full one of ours, else one from the depot */
             if (c->nfull[k] > 0) {
                 *cur = c->full[k][--c->nfull[k]];
@@ -247,14 +231,14 @@ void *stc__val_block_calloc(size_t size, uint8_t *cls)
 
 void stc__val_block_free(void *p, uint8_t cls)
 {
-    val_cache *c = val_cache_here;
+    val_cache *c = val_cache_here_get();
     if (!p) return;
     if (cls == 0 || cls > VAL_CACHE_CLASSES || !c) {
         free(p);
         return;
     }
-    val_mag *cur = &c->cur[cls];
-    if (cur->count >= val_mag_cap(cls)) { /* full: kept, or to the depot when we keep enough */
+    val_mag *cur = &c->front.cur[cls];
+    if (cur->count >= c->front.cap[cls]) { /* full: kept, or to the depot when we keep enough */
         if (c->kept < VAL_CACHE_KEPT) {
             c->full[cls][c->nfull[cls]++] = *cur;
             c->kept++;

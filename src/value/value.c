@@ -13,11 +13,22 @@ stc_value stc_value_float(double f) { return (stc_value){.tag = STC_T_FLOAT, .as
 stc_value stc_value_bool(bool b) { return (stc_value){.tag = STC_T_BOOL, .as.b = b}; }
 
 static const stc_value val_invalid = {.tag = STC_T_INVALID};
+/* Not stc_value_unit(): a call to an exported function is not inlined in
+ * the library's position-independent code. */
+static const stc_value val_unit = {.tag = STC_T_UNIT};
 
-static void *val_obj_alloc(stc_tag tag, size_t size)
+#if defined(__GNUC__)
+#define VAL_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define VAL_ALWAYS_INLINE inline
+#endif
+
+/* Inlined in every constructor: the block cache's fast path is a few
+ * instructions (cache.h), a call around it doubled them. */
+static VAL_ALWAYS_INLINE void *val_obj_alloc(stc_tag tag, size_t size)
 {
     uint8_t cls;
-    stc_obj *o = stc__val_block_alloc(size, &cls);
+    stc_obj *o = val_block_alloc(size, &cls);
     if (!o) return NULL;
     o->refs = 1;
     o->tag = tag;
@@ -66,7 +77,8 @@ stc_value stc__val_seq_alloc(stc_tag tag, size_t n)
     val_seq *o = val_obj_alloc(tag, sizeof(val_seq) + n * sizeof(stc_value));
     if (!o) return val_invalid;
     o->n = n;
-    for (size_t i = 0; i < n; i++) o->items[i] = stc_value_unit();
+    stc_value *it = o->items;
+    for (size_t i = 0; i < n; i++) it[i].tag = STC_T_UNIT, it[i].as.i = 0;
     return (stc_value){.tag = tag, .as.obj = &o->hdr};
 }
 
@@ -111,7 +123,7 @@ stc_value stc__val_func_alloc(const void *code, size_t ncaps)
     if (!o) return val_invalid;
     o->code = code;
     o->ncaps = ncaps;
-    for (size_t i = 0; i < ncaps; i++) o->caps[i] = stc_value_unit();
+    for (size_t i = 0; i < ncaps; i++) o->caps[i] = val_unit;
     return (stc_value){.tag = STC_T_FUNC, .as.obj = &o->hdr};
 }
 
@@ -164,7 +176,7 @@ void stc__val_obj_free(stc_obj *o)
     case STC_T_MAP: stc__val_map_destroy((val_map *)o); break;
     default: break;
     }
-    stc__val_block_free(o, o->cls);
+    val_block_free(o, o->cls);
 }
 
 /* The values an object holds: *n of them at the returned address. */
@@ -397,13 +409,7 @@ int stc__val_compare(stc_value a, stc_value b)
     switch (a.tag) {
     case STC_T_INT: return (a.as.i > b.as.i) - (a.as.i < b.as.i);
     case STC_T_FLOAT: return (a.as.f > b.as.f) - (a.as.f < b.as.f);
-    case STC_T_STR: {
-        val_str *x = val_as_str(a), *y = val_as_str(b);
-        size_t n = x->len < y->len ? x->len : y->len;
-        int c = memcmp(x->data, y->data, n);
-        if (c) return c < 0 ? -1 : 1;
-        return (x->len > y->len) - (x->len < y->len);
-    }
+    case STC_T_STR: return val_str_compare(val_as_str(a), val_as_str(b));
     default: return 0;
     }
 }

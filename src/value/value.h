@@ -8,9 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "stc.h"
 #include "util/buf.h"
+#include "value/cache.h"
 
 struct stc_obj {
     /* Changed plainly or atomically (the __atomic builtins), see below.
@@ -140,6 +142,24 @@ static inline val_str *val_as_str(stc_value v) { return (val_str *)v.as.obj; }
 /* An uninitialised string of len bytes (NUL-terminated) to be filled by the
  * caller before it is shared. INVALID when out of memory. */
 stc_value stc__val_str_alloc(size_t len);
+/* stc_value_new_str inline, for the builtins that cut strings (words,
+ * split, slice): a call to an exported function is not inlined in the
+ * library's position-independent code, nor are the calls below it. */
+static inline stc_value val_str_new(const char *s, size_t len)
+{
+    stc_value v = {.tag = STC_T_INVALID};
+    uint8_t cls;
+    if (len > SIZE_MAX - sizeof(val_str) - 1) return v;
+    val_str *o = val_block_alloc(sizeof(val_str) + len + 1, &cls);
+    if (!o) return v;
+    o->hdr = (stc_obj){.refs = 1, .tag = STC_T_STR, .cls = cls, .shared = VAL_LOCAL};
+    o->len = len;
+    if (len) memcpy(o->data, s, len);
+    o->data[len] = '\0';
+    v.tag = STC_T_STR;
+    v.as.obj = &o->hdr;
+    return v;
+}
 static inline stc_value val_box_get(stc_value v) { return ((val_box *)v.as.obj)->v; }
 /* A closure over `code` with ncaps captured values (unit until filled). */
 stc_value stc__val_func_alloc(const void *code, size_t ncaps);
@@ -147,6 +167,26 @@ static inline val_func *val_as_func(stc_value v) { return (val_func *)v.as.obj; 
 
 /* Ordering for int, float and str (strings bytewise); <0, 0, >0. */
 int stc__val_compare(stc_value a, stc_value b);
+
+/* Strings bytewise (unsigned), a prefix first: -1, 0 or 1.  Inline and
+ * without memcmp: the keys of a map of words are short, and the call was
+ * most of the comparison (docs/DESIGN.md 2, "Allocation and strings").
+ * Eight bytes at a time, compared as big-endian numbers. */
+static inline int val_str_compare(const val_str *x, const val_str *y)
+{
+    size_t n = x->len < y->len ? x->len : y->len, i = 0;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; n - i >= 8; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, x->data + i, 8);
+        memcpy(&b, y->data + i, 8);
+        if (a != b) return __builtin_bswap64(a) < __builtin_bswap64(b) ? -1 : 1;
+    }
+#endif
+    for (; i < n; i++)
+        if (x->data[i] != y->data[i]) return (unsigned char)x->data[i] < (unsigned char)y->data[i] ? -1 : 1;
+    return (x->len > y->len) - (x->len < y->len);
+}
 /* The total order of values without functions that `sort` uses (order.c;
  * docs/LANGUAGE.md 7): -1, 0 or 1.  Floats by IEEE totalOrder. */
 int stc__val_order(stc_value a, stc_value b);

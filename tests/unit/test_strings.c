@@ -256,6 +256,46 @@ TEST(strings_parse_float_matches_strtod)
     }
 }
 
+/* The fast path (no strtod for at most 15 digits and exponents within
+ * +-22) at and across its bounds: 14 to 17 significant digits, leading
+ * and trailing zeros, decimal exponents -25..25 written or implied by the
+ * point, every one checked against strtod. */
+TEST(strings_parse_float_fast_path_matches_strtod)
+{
+    static const char *edges[] = {"123456789012345", "1234567890123456", "999999999999999e22", "999999999999999e23",
+                                  "1e22", "1e23", "1e-22", "1e-23", "9007199254740993", "9007199254740992.0",
+                                  "0.000000000000000000000001", "000000000000000000000000001.5", "1.000000000000000",
+                                  "1.0000000000000001", "0e999999999", "-0e-999999999", "0.0", "-0.000", "1e0000000000000000022",
+                                  "4.35", "0.3", "2.675", "8.589973e9", "89255.0e-22", "1.7976931348623157e308",
+                                  "2.2250738585072014e-308", "123.456e-5", ".000000000000000000001e21", "5e-324"};
+    const size_t nedges = sizeof edges / sizeof *edges;
+    for (size_t c = 0; c < 600 + nedges; c++) {
+        char s[64], want[128];
+        size_t n = 0;
+        if (c < 600) {
+            if (ts_rand(3) == 0) s[n++] = ts_rand(2) ? '-' : '+';
+            for (unsigned z = ts_rand(4); z > 0; z--) s[n++] = '0';
+            unsigned digits = 13 + ts_rand(5), point = ts_rand(digits + 2);
+            for (unsigned k = 0; k < digits; k++) {
+                if (k == point) s[n++] = '.';
+                s[n++] = (char)('0' + (k == 0 ? 1 + ts_rand(9) : ts_rand(10)));
+            }
+            if (ts_rand(2)) n += (size_t)sprintf(s + n, "e%d", (int)ts_rand(51) - 25);
+        } else {
+            n = strlen(edges[c - 600]);
+            memcpy(s, edges[c - 600], n);
+        }
+        s[n] = '\0';
+        char *end, *t = stc_value_to_text(stc_value_float(strtod(s, &end)));
+        CHECK(end == s + n);
+        snprintf(want, sizeof want, "%s", t ? t : "?");
+        free(t);
+        char *src = ts_call("parse_float", s, n, NULL, 0);
+        ts_expect(src, want, __LINE__);
+        free(src);
+    }
+}
+
 TEST(strings_parse_float_specials)
 {
     ts_expect("main = (parse_float(\"inf\"), parse_float(\"-inf\"), parse_float(\"+inf\"), parse_float(\"1e400\"))",
