@@ -38,6 +38,11 @@
  * pipeline's atomic counts and hand-offs cost it some of the prediction). */
 #define FLOW_TRIAL_NS (200000 * FLOW_TIME_SCALE)
 #define FLOW_TRIAL_GAIN 1.25
+/* ... but items that cost this much each on average go to the pipeline
+ * whatever the model says: its per-item costs are nothing beside them,
+ * and the trial saw too few of them to tell (the paper's conditional
+ * benchmark, 2 ms items, saw one, so one branch's serial stage). */
+#define FLOW_TRIAL_COARSE_NS (50000 * FLOW_TIME_SCALE)
 
 /* ---- Errors ------------------------------------------------------------------ */
 
@@ -401,12 +406,13 @@ static uint64_t flow_trial_work(const flow_job *job)
     return work;
 }
 
-/* Whether the pipeline would gain on the trial's stage times: the
- * profile's model (trace/profile.c), a stream's input and output being
- * serial stages. */
-static bool flow_trial_gains(const flow_job *job)
+/* Whether the pipeline would gain on the trial's stage times over its
+ * nitems items: the profile's model (trace/profile.c), a stream's input
+ * and output being serial stages; or the items are coarse. */
+static bool flow_trial_gains(const flow_job *job, size_t nitems)
 {
     const flow_plan *pl = job->plan;
+    if (flow_trial_work(job) >= FLOW_TRIAL_COARSE_NS * (uint64_t)(nitems ? nitems : 1)) return true;
     double work = 0, span = 0;
     for (int s = 0; s < pl->nstages + 2; s++) {
         double t = (double)job->trial_ns[s];
@@ -442,7 +448,7 @@ static bool flow_job_fused(flow_job *job)
         if (st == SCHED_STOP) break;
         sb.seq++;
         if (job->trial_ns && flow_trial_work(job) >= FLOW_TRIAL_NS) {
-            gains = flow_trial_gains(job) && !job->src_end && job->next < job->n;
+            gains = flow_trial_gains(job, job->next) && !job->src_end && job->next < job->n;
             free(job->trial_ns);
             job->trial_ns = NULL; /* before any worker runs a stage */
             if (gains) break;
