@@ -32,8 +32,8 @@
  * fall out of the cache (2 ms batches made logstats's serial stages on
  * rank 0 a third slower; docs/CLUSTER.md). */
 #define FLOW_REMOTE_BATCH_NS (300000 * FLOW_TIME_SCALE)
-/* At 2+ workers a job starts fused, its stages timed (the trial), until
- * they have run this long; then it stays fused unless the profile's model
+/* At 2+ workers a job starts fused, its stages timed in CPU time (the
+ * trial), until they have run this long; then it stays fused unless the profile's model
  * predicts at least FLOW_TRIAL_GAIN from the pipeline on those times (the
  * pipeline's atomic counts and hand-offs cost it some of the prediction). */
 #define FLOW_TRIAL_NS (200000 * FLOW_TIME_SCALE)
@@ -127,7 +127,7 @@ static size_t flow_batch_size(const flow_job *job)
  * job, a failure's error recorded). */
 static size_t flow_batch_read(flow_job *job, eval_ctx *cx, flow_batch *b, size_t size, int worker, uint64_t seq)
 {
-    uint64_t t0 = job->prof || job->trial_ns ? flow_now_ns() : 0;
+    uint64_t t0 = job->prof ? flow_now_ns() : 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
     size_t k = 0;
     while (k < size) {
         int rc = stc__eval_stream_pull(cx, job->stream, (long long)job->next + (long long)k, &b->in[k]);
@@ -142,11 +142,9 @@ static size_t flow_batch_read(flow_job *job, eval_ctx *cx, flow_batch *b, size_t
         }
         break;
     }
-    if (job->prof || job->trial_ns) {
-        uint64_t t1 = flow_now_ns();
-        if (job->trial_ns) job->trial_ns[FLOW_INPUT_STAGE(job->plan)] += t1 - t0;
-        if (job->prof) stc__flow_prof_note(job, FLOW_INPUT_STAGE(job->plan), "input", worker, t0, t1, (int)k, seq);
-    }
+    if (job->trial_ns) job->trial_ns[FLOW_INPUT_STAGE(job->plan)] += flow_cpu_ns() - c0;
+    if (job->prof)
+        stc__flow_prof_note(job, FLOW_INPUT_STAGE(job->plan), "input", worker, t0, flow_now_ns(), (int)k, seq);
     return k;
 }
 

@@ -60,7 +60,7 @@ typedef struct flow_job {
                                  calling thread, without the scheduler (exec.c); at 2+
                                  workers only until the trial says the pipeline gains */
     /* Trial (2+ workers, exec.c): while non-NULL the job runs fused, stage
-     * by stage, and each stage's busy ns is added here (nstages + 2 cells:
+     * by stage, and each stage's busy CPU ns (flow_cpu_ns) is added here (nstages + 2 cells:
      * FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE last); the calling thread's
      * alone.  NULL: no trial (1 worker, or decided). */
     uint64_t *trial_ns;
@@ -100,6 +100,16 @@ static inline uint64_t flow_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time: a trial's stage times (exec.c) leave out
+ * the time the thread was preempted, which on a loaded machine would make
+ * one stage or the items look dear. */
+static inline uint64_t flow_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

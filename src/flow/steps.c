@@ -247,7 +247,7 @@ int stc__flow_item_steps(flow_job *job, eval_ctx *cx, int stage, stc_value *slot
 static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int worker, uint64_t seq)
 {
     const flow_plan *pl = job->plan;
-    uint64_t t0 = job->prof || job->trial_ns ? flow_now_ns() : 0;
+    uint64_t t0 = job->prof ? flow_now_ns() : 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
     sched_status status = SCHED_CONTINUE;
     int nran = 0;
     for (int i = 0; i < b->n; i++) {
@@ -261,11 +261,8 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
             break;
         }
     }
-    if (job->prof || job->trial_ns) {
-        uint64_t t1 = flow_now_ns();
-        if (job->trial_ns) job->trial_ns[FLOW_OUTPUT_STAGE(pl)] += t1 - t0;
-        if (job->prof) stc__flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, t1, nran, seq);
-    }
+    if (job->trial_ns) job->trial_ns[FLOW_OUTPUT_STAGE(pl)] += flow_cpu_ns() - c0;
+    if (job->prof) stc__flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
     return status;
 }
 
@@ -294,7 +291,7 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     eval_ctx *cx = &job->rt->wcx[worker].cx;
     if (stage == job->plan->nstages) return flow_output(job, cx, b, worker, sb->seq);
     cx->stack_base = 0; /* this activation may run on another thread than the last */
-    uint64_t t0 = flow_now_ns(), wait_ns = 0;
+    uint64_t t0 = flow_now_ns(), wait_ns = 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
     int nran;
     sched_status status;
     if (!(job->rt->remote.call && stage < 64 && (job->plan->remote_ok >> stage & 1) &&
@@ -306,7 +303,7 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     if (job->decided_at) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();
     b->busy_ns += t1 - t0 - wait_ns; /* a remote reply's latency is not work per item here */
-    if (job->trial_ns) job->trial_ns[stage] += t1 - t0 - wait_ns;
+    if (job->trial_ns) job->trial_ns[stage] += flow_cpu_ns() - c0; /* fused: never remote */
     if (job->prof) stc__flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
     return status;
 }
