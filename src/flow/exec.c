@@ -38,11 +38,12 @@
  * pipeline's atomic counts and hand-offs cost it some of the prediction). */
 #define FLOW_TRIAL_NS (200000 * FLOW_TIME_SCALE)
 #define FLOW_TRIAL_GAIN 1.25
-/* ... but items that cost this much each on average go to the pipeline
- * whatever the model says: its per-item costs are nothing beside them,
- * and the trial saw too few of them to tell (the paper's conditional
- * benchmark, 2 ms items, saw one, so one branch's serial stage). */
-#define FLOW_TRIAL_COARSE_NS (50000 * FLOW_TIME_SCALE)
+/* ... but when the trial saw fewer items than this, they are coarse (over
+ * 50 us each): the job goes to the pipeline whatever the model says, as
+ * its per-item costs are nothing beside such items and so few say little
+ * (the paper's conditional benchmark, 2 ms items, saw one, so one
+ * branch's serial stage). */
+#define FLOW_TRIAL_MIN_ITEMS 4
 
 /* ---- Errors ------------------------------------------------------------------ */
 
@@ -410,7 +411,7 @@ static uint64_t flow_trial_work(const flow_job *job)
 static bool flow_trial_gains(const flow_job *job, size_t nitems)
 {
     const flow_plan *pl = job->plan;
-    if (flow_trial_work(job) >= FLOW_TRIAL_COARSE_NS * (uint64_t)(nitems ? nitems : 1)) return true;
+    if (nitems < FLOW_TRIAL_MIN_ITEMS) return true;
     double work = 0, span = 0;
     for (int s = 0; s < pl->nstages + 2; s++) {
         double t = (double)job->trial_ns[s];
