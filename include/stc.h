@@ -469,6 +469,10 @@ typedef struct stc_run_stats {
     long long remote_bytes_sent; /* their requests' bytes */
     long long remote_bytes_received; /* their replies' bytes */
     long long remote_declined;   /* batches sent but run here (transport failure, bad reply) */
+    long long smaps_fused;       /* with 2+ workers: pipelines (counted in smaps_parallel)
+                                    that ran fused on the calling thread from start to end,
+                                    their first batches' stage times predicting too little
+                                    gain from the pipeline (or too few items to tell) */
 } stc_run_stats;
 stc_run_stats stc_result_stats(const stc_result *r);
 

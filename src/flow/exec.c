@@ -21,6 +21,7 @@
 
 #include "flow/job.h"
 #include "sched/sched.h"
+#include "trace/profile.h"
 #include "trace/trace.h"
 #include "value/value.h"
 
@@ -31,6 +32,18 @@
  * fall out of the cache (2 ms batches made logstats's serial stages on
  * rank 0 a third slower; docs/CLUSTER.md). */
 #define FLOW_REMOTE_BATCH_NS (300000 * FLOW_TIME_SCALE)
+/* At 2+ workers a job starts fused, its stages timed in CPU time (the
+ * trial), until they have run this long; then it stays fused unless the profile's model
+ * predicts at least FLOW_TRIAL_GAIN from the pipeline on those times (the
+ * pipeline's atomic counts and hand-offs cost it some of the prediction). */
+#define FLOW_TRIAL_NS (200000 * FLOW_TIME_SCALE)
+#define FLOW_TRIAL_GAIN 1.25
+/* ... but when the trial saw fewer items than this, they are coarse (over
+ * 50 us each): the job goes to the pipeline whatever the model says, as
+ * its per-item costs are nothing beside such items and so few say little
+ * (the paper's conditional benchmark, 2 ms items, saw one, so one
+ * branch's serial stage). */
+#define FLOW_TRIAL_MIN_ITEMS 4
 
 /* ---- Errors ------------------------------------------------------------------ */
 
@@ -115,7 +128,7 @@ static size_t flow_batch_size(const flow_job *job)
  * job, a failure's error recorded). */
 static size_t flow_batch_read(flow_job *job, eval_ctx *cx, flow_batch *b, size_t size, int worker, uint64_t seq)
 {
-    uint64_t t0 = job->prof ? flow_now_ns() : 0;
+    uint64_t t0 = job->prof ? flow_now_ns() : 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
     size_t k = 0;
     while (k < size) {
         int rc = stc__eval_stream_pull(cx, job->stream, (long long)job->next + (long long)k, &b->in[k]);
@@ -130,6 +143,7 @@ static size_t flow_batch_read(flow_job *job, eval_ctx *cx, flow_batch *b, size_t
         }
         break;
     }
+    if (job->trial_ns) job->trial_ns[FLOW_INPUT_STAGE(job->plan)] += flow_cpu_ns() - c0;
     if (job->prof)
         stc__flow_prof_note(job, FLOW_INPUT_STAGE(job->plan), "input", worker, t0, flow_now_ns(), (int)k, seq);
     return k;
@@ -354,8 +368,12 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
     if (prof && prof->order < 0) prof->order = rt->npipelines++;
     if (prof && s) prof->stream = true;
     /* A remote executor takes whole stages of batches in flight: that
-     * needs the pipeline, even on one worker. */
-    job->fused = rt->workers == 1 && !rt->remote.call && !rt->remote.start && flow_fusable(pl);
+     * needs the pipeline, even on one worker.  More workers: fused for a
+     * trial first (no memory for it: the pipeline), except in a perturbed
+     * run, which is there to test the scheduler's interleavings. */
+    job->fused = !rt->remote.call && !rt->remote.start && flow_fusable(pl);
+    if (job->fused && rt->workers > 1)
+        job->fused = !rt->perturb_seed && (job->trial_ns = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
     flow_skips_init(job); /* no skipping when out of memory */
     atomic_init(&job->ns_per_item, 0);
     atomic_init(&job->live, 0);
@@ -376,17 +394,50 @@ static void flow_job_fini(flow_job *job)
     }
     free(job->decided_at), free(job->skip_first), free(job->skip_flags);
     free(job->decides);
+    free(job->trial_ns);
 }
 
-/* One worker: nothing to overlap, so no scheduler.  The calling thread
- * makes each batch, runs it through every stage (steps.c) and releases
- * it, one batch at a time: no queues, turns, tokens or locks.  A failing
- * item stops the job after its batch, as the pipeline stops after the
- * batches before the failing one (here none is in flight). */
-static int flow_job_fused(flow_job *job)
+/* The trial's work so far (ns): every stage's, a stream's input and output. */
+static uint64_t flow_trial_work(const flow_job *job)
 {
+    uint64_t work = 0;
+    for (int s = 0; s < job->plan->nstages + 2; s++) work += job->trial_ns[s];
+    return work;
+}
+
+/* Whether the pipeline would gain on the trial's stage times over its
+ * nitems items: the profile's model (trace/profile.c), a stream's input
+ * and output being serial stages; or the items are coarse. */
+static bool flow_trial_gains(const flow_job *job, size_t nitems)
+{
+    const flow_plan *pl = job->plan;
+    if (nitems < FLOW_TRIAL_MIN_ITEMS) return true;
+    double work = 0, span = 0;
+    for (int s = 0; s < pl->nstages + 2; s++) {
+        double t = (double)job->trial_ns[s];
+        work += t;
+        if ((s >= pl->nstages || pl->stages[s].serial) && t > span) span = t;
+    }
+    return work >= FLOW_TRIAL_GAIN * stc__profile_pipeline_time(work, span, job->rt->workers);
+}
+
+/* Fused: nothing to overlap (one worker), or not yet known whether the
+ * pipeline gains (a trial), so no scheduler.  The calling thread makes
+ * each batch, runs it through every stage (steps.c) and releases it, one
+ * batch at a time: no queues, turns, tokens or locks, and the counts of
+ * the thread's mode (plain in a run), since no other thread touches the
+ * job's values.  A failing item stops the job after its batch, as the
+ * pipeline stops after the batches before the failing one (here none is
+ * in flight).  True when a trial found that the pipeline gains: the job's
+ * remaining items go to it (batches are cut in order, and every batch so
+ * far is released, so the results and the first error are the same). */
+static bool flow_job_fused(flow_job *job)
+{
+    flow_runtime *rt = job->rt;
     sched_batch sb = {.seq = 0};
+    bool gains = false;
     stc__flow_on_worker(job, 0, true);
+    stc__val_counts_set_plain(rt->outer_plain[0]); /* the mode it had (on_worker sets atomic at 2+) */
     for (;;) {
         sb.skip = 0;
         sb.data = NULL;
@@ -395,9 +446,15 @@ static int flow_job_fused(flow_job *job)
         flow_release(job, &sb, 0);
         if (st == SCHED_STOP) break;
         sb.seq++;
+        if (job->trial_ns && flow_trial_work(job) >= FLOW_TRIAL_NS) {
+            gains = flow_trial_gains(job, job->next) && !job->src_end && job->next < job->n;
+            free(job->trial_ns);
+            job->trial_ns = NULL; /* before any worker runs a stage */
+            if (gains) break;
+        }
     }
     stc__flow_on_worker(job, 0, false);
-    return 0;
+    return gains;
 }
 
 /* Runs the job's pipeline on the pool: the plan's stages, and for a stream
@@ -409,9 +466,13 @@ static int flow_job_run(flow_job *job, int tokens)
     const flow_plan *pl = job->plan;
     if (job->fused) {
         uint64_t start = flow_now_ns();
-        int rc = flow_job_fused(job);
+        bool gains = flow_job_fused(job);
         if (job->prof) job->prof->wall_ns += flow_now_ns() - start;
-        return rc;
+        if (!gains) {
+            if (rt->workers > 1) rt->stats.smaps_fused++;
+            return 0;
+        }
+        job->fused = false; /* the rest on the pool (the spare blocks locked again) */
     }
     int nstages = pl->nstages + (job->stream ? 1 : 0);
     bool *serial = malloc((size_t)nstages * sizeof *serial);
@@ -463,7 +524,8 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     }
     flow_job job;
     flow_job_init(&job, rt, cx, e, pl, prof, fnv, xs, s, s ? NULL : val_seq_items(result));
-    int tokens = job.fused ? 1 : flow_tokens(rt, pl, s != NULL); /* fused: one batch at a time */
+    /* one worker fused: one batch at a time */
+    int tokens = job.fused && rt->workers == 1 ? 1 : flow_tokens(rt, pl, s != NULL);
     rc = stc__flow_shards_split(&job, cx);
     if (rc == 0) {
         uint64_t start = flow_now_ns();

@@ -57,7 +57,13 @@ typedef struct flow_job {
     const char *thread;       /* the thread running the smap, if any (for errors) */
     flow_plan_prof *prof;     /* NULL unless profiling or tracing */
     bool fused;               /* one worker runs every stage of a batch in turn, on the
-                                 calling thread, without the scheduler (exec.c) */
+                                 calling thread, without the scheduler (exec.c); at 2+
+                                 workers only until the trial says the pipeline gains */
+    /* Trial (2+ workers, exec.c): while non-NULL the job runs fused, stage
+     * by stage, and each stage's busy CPU ns (flow_cpu_ns) is added here (nstages + 2 cells:
+     * FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE last); the calling thread's
+     * alone.  NULL: no trial (1 worker, or decided). */
+    uint64_t *trial_ns;
     /* Per stage s (< 64): bit t says branch stage t is decided after s
      * (decided_at[t] == s), so flow_mark_skips looks at those alone. */
     uint64_t *decides;
@@ -94,6 +100,16 @@ static inline uint64_t flow_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's CPU time: a trial's stage times (exec.c) leave out
+ * the time the thread was preempted, which on a loaded machine would make
+ * one stage or the items look dear. */
+static inline uint64_t flow_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

@@ -247,7 +247,7 @@ int stc__flow_item_steps(flow_job *job, eval_ctx *cx, int stage, stc_value *slot
 static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int worker, uint64_t seq)
 {
     const flow_plan *pl = job->plan;
-    uint64_t t0 = job->prof ? flow_now_ns() : 0;
+    uint64_t t0 = job->prof ? flow_now_ns() : 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
     sched_status status = SCHED_CONTINUE;
     int nran = 0;
     for (int i = 0; i < b->n; i++) {
@@ -261,6 +261,7 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
             break;
         }
     }
+    if (job->trial_ns) job->trial_ns[FLOW_OUTPUT_STAGE(pl)] += flow_cpu_ns() - c0;
     if (job->prof) stc__flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
     return status;
 }
@@ -290,7 +291,7 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     eval_ctx *cx = &job->rt->wcx[worker].cx;
     if (stage == job->plan->nstages) return flow_output(job, cx, b, worker, sb->seq);
     cx->stack_base = 0; /* this activation may run on another thread than the last */
-    uint64_t t0 = flow_now_ns(), wait_ns = 0;
+    uint64_t t0 = flow_now_ns(), wait_ns = 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
     int nran;
     sched_status status;
     if (!(job->rt->remote.call && stage < 64 && (job->plan->remote_ok >> stage & 1) &&
@@ -302,6 +303,7 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     if (job->decided_at) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();
     b->busy_ns += t1 - t0 - wait_ns; /* a remote reply's latency is not work per item here */
+    if (job->trial_ns) job->trial_ns[stage] += flow_cpu_ns() - c0; /* fused: never remote */
     if (job->prof) stc__flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
     return status;
 }
@@ -359,9 +361,10 @@ sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker)
     eval_ctx *cx = &job->rt->wcx[worker].cx;
     sched_status status = SCHED_CONTINUE;
     uint64_t est = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
-    if (job->prof || est >= FLOW_ITEMWISE_NS) {
+    if (job->prof || job->trial_ns || est >= FLOW_ITEMWISE_NS) {
         /* Stage by stage, each activation measured (and skipped) as the
-         * pipeline does: profiles and traces read the same. */
+         * pipeline does: profiles and traces read the same, and a trial
+         * (exec.c) gets each stage's time. */
         for (int t = 0; t < pl->nstages; t++)
             if (!(t < 64 && (sb->skip >> t & 1)) && stc__flow_stage_run(job, t, sb, worker) == SCHED_STOP)
                 status = SCHED_STOP;

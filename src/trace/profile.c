@@ -46,6 +46,12 @@ static double profile_outside_ms(const result_profile *pf)
     return out > 0 ? out : 0;
 }
 
+double stc__profile_pipeline_time(double work, double span, int workers)
+{
+    double per = work / (workers > 0 ? workers : 1);
+    return per > span ? per : span;
+}
+
 double stc__profile_predict_ms(const result_profile *pf, int workers)
 {
     if (!pf || workers < 1) return 0;
@@ -53,8 +59,7 @@ double stc__profile_predict_ms(const result_profile *pf, int workers)
     for (int p = 0; p < pf->npipelines; p++) {
         double work, span;
         profile_pipeline(pf, p, &work, &span);
-        double per = work / workers;
-        t += per > span ? per : span;
+        t += stc__profile_pipeline_time(work, span, workers);
     }
     return t;
 }

@@ -21,6 +21,10 @@ typedef struct result_profile {
 void stc__profile_free(result_profile *pf); /* NULL is a no-op */
 /* Predicted speedup on `workers` over 1 worker (see stc.h). */
 double stc__profile_predict(const result_profile *pf, int workers);
+/* The model for one pipeline: its time on `workers` given its work (sum
+ * of its stages' busy time) and span (its busiest serial stage), in any
+ * unit.  The runtime uses it too, to keep a job that cannot gain fused. */
+double stc__profile_pipeline_time(double work, double span, int workers);
 /* Predicted wall time in ms on `workers`. */
 double stc__profile_predict_ms(const result_profile *pf, int workers);
 char *stc__profile_format(const result_profile *pf);

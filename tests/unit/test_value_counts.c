@@ -86,12 +86,23 @@ TEST(value_counts_mode_follows_the_run)
     stc_thread_def def = {.name = "probe", .fn = probe_fn, .type = "int -> int", .access = STC_PURE};
     CHECK_INT(stc_env_add_thread(env, &def), 0);
     stc_program *one = UNIT_COMPILE(env, "thread p = probe\nmain = p(0)\n", "one.stc");
-    stc_program *many = UNIT_COMPILE(env, "thread p = probe\nmain = smap(fn x => p(x), range(0, 4000))\n",
+    /* p after a serial stage with nearly all the work (~40 us an item):
+     * at 2 workers the trial keeps it fused, however slow the build. */
+    stc_program *many = UNIT_COMPILE(env,
+                                     "fun acc(x, s) = (int(sin_iter(2000, float(x))) * 0 + x, s + x)\n"
+                                     "thread a = acc init 0\nthread p = probe\n"
+                                     "main = smap(fn x => p(a(x)), range(0, 400))\n",
                                      "many.stc");
+    /* A job whose pipeline would gain runs on the pool after its fused
+     * first batches: sin_iter's replicated stage. */
+    stc_program *heavy = UNIT_COMPILE(
+        env, "thread p = probe\nmain = smap(fn x => p(int(sin_iter(20000, float(x))) * 0 + x), range(0, 200))\n",
+        "heavy.stc");
     /* Plain where the run's thread is alone (the reference, one worker,
-     * main outside a pipeline at any count); atomic in a 2-worker job. */
+     * main outside a pipeline at any count, and a 2-worker job that stays
+     * fused on it: the probe's cheap items cannot gain). */
     struct { stc_run_opts o; long long one, many; } modes[] = {
-        {{.reference = true}, 1, 4000}, {{.workers = 1}, 1, 4000}, {{.workers = 2}, 1, 0}};
+        {{.reference = true}, 1, 400}, {{.workers = 1}, 1, 400}, {{.workers = 2}, 1, 400}};
     for (size_t m = 0; one && many && m < sizeof modes / sizeof *modes; m++) {
         stc_result *res = NULL;
         CHECK_INT(stc_run(one, &modes[m].o, &res), 0);
@@ -102,11 +113,28 @@ TEST(value_counts_mode_follows_the_run)
         stc_value xs = stc_result_value(res);
         long long sum = 0;
         for (size_t i = 0; i < stc_value_len(xs); i++) sum += stc_value_at(xs, i).as.i;
-        CHECK_INT(stc_value_len(xs), 4000);
+        CHECK_INT(stc_value_len(xs), 400);
         CHECK_INT(sum, modes[m].many);
         CHECK(!stc__val_counts_plain); /* the host's mode is back */
+        if (modes[m].o.workers == 2) CHECK_INT(stc_result_stats(res).smaps_fused, 1);
         stc_result_free(res);
     }
+    /* ... atomic on the workers once the heavy job is on the pool. */
+    if (heavy) {
+        stc_result *res = NULL;
+        stc_run_opts o = {.workers = 2};
+        CHECK_INT(stc_run(heavy, &o, &res), 0);
+        stc_value xs = stc_result_value(res);
+        long long sum = 0;
+        for (size_t i = 0; i < stc_value_len(xs); i++) sum += stc_value_at(xs, i).as.i;
+        CHECK_INT(stc_value_len(xs), 200);
+        CHECK(sum < 200); /* the fused first batches' items only */
+        CHECK_INT(stc_result_stats(res).smaps_fused, 0);
+        CHECK_INT(stc_result_stats(res).smaps_parallel, 1);
+        CHECK(!stc__val_counts_plain);
+        stc_result_free(res);
+    }
+    stc_program_free(heavy);
     stc_program_free(one);
     stc_program_free(many);
     stc_env_free(env);
