@@ -44,6 +44,13 @@
  * (the paper's conditional benchmark, 2 ms items, saw one, so one
  * branch's serial stage). */
 #define FLOW_TRIAL_MIN_ITEMS 4
+/* A list of fewer items than this goes to the pipeline without a trial:
+ * the trial would run a whole coarse item alone before the pipeline starts
+ * (bench/nested.sh's rows4, 4 items of ~170 ms, fell from 1.95x to 1.33x
+ * at 2 workers; the paper's 50 items of 2 ms lost a twenty-fifth), and a
+ * short job of cheap items costs the pipeline little (nested.c leaves the
+ * shortest to the evaluator). */
+#define FLOW_TRIAL_MIN_JOB 64
 
 /* ---- Errors ------------------------------------------------------------------ */
 
@@ -373,7 +380,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
      * run, which is there to test the scheduler's interleavings. */
     job->fused = !rt->remote.call && !rt->remote.start && flow_fusable(pl);
     if (job->fused && rt->workers > 1)
-        job->fused = !rt->perturb_seed && (job->trial_ns = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
+        job->fused = !rt->perturb_seed && (s || xs->n >= FLOW_TRIAL_MIN_JOB) && (job->trial_ns = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
     flow_skips_init(job); /* no skipping when out of memory */
     atomic_init(&job->ns_per_item, 0);
     atomic_init(&job->live, 0);
