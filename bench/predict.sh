@@ -1,41 +1,74 @@
 #!/usr/bin/env bash
 # predict.sh - how good is `stc run --profile`'s speedup prediction?
 #
-#   bash bench/predict.sh [--runs N] [STC]
+#   bash bench/predict.sh [--runs N] [--lines N] [--build DIR] [--only NAME]
 #
-# For each paper benchmark: profile it on 1 worker and on 2 workers; from
-# each profile take the predicted wall time for 1 and 2 workers, and
-# compare with the wall time measured on that many workers (medians of N
-# runs, default 5).  Prints the prediction error in percent.
+# For each program: profile it on 1 worker and on 2 workers; from each
+# profile take the predicted wall time for 1 and 2 workers, and compare
+# with the wall time measured on that many workers (medians of N runs,
+# default 5, the 1- and 2-worker runs interleaved).  Prints the error of
+# each prediction in percent and the predicted and measured speedups.
+# The programs: bench/paper/*.stc, examples/logstats over --lines lines
+# (default 1000000, made by gen_log) and bench/stream/*.stc over the same
+# lines.  --only NAME keeps the programs whose name contains NAME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=5
-if [ "${1:-}" = "--runs" ]; then runs=$2; shift 2; fi
-STC=${1:-build/stc}
-[ -x "$STC" ] || { echo "predict.sh: build stc first (make test), or give its path" >&2; exit 1; }
+runs=5 lines=1000000 build=build only=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+        --lines) lines=${2:?--lines needs a number}; shift 2 ;;
+        --build) build=${2:?--build needs a directory}; shift 2 ;;
+        --only) only=${2:?--only needs a name}; shift 2 ;;
+        -h|--help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        *) echo "predict.sh: unknown option '$1'" >&2; exit 64 ;;
+    esac
+done
+for v in "$runs" "$lines"; do
+    [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "predict.sh: '$v' is not a positive number" >&2; exit 64; }
+done
+STC=$build/stc gen=$build/examples/logstats/gen_log
+for f in "$STC" "$gen"; do
+    [ -x "$f" ] || { echo "predict.sh: no $f; build first (make test)" >&2; exit 1; }
+done
+dir=/tmp/stc-predict; mkdir -p "$dir"
+input=$dir/lines-$lines.log
+[ -f "$input" ] && [ "$(wc -l <"$input")" -eq "$lines" ] || "$gen" "$lines" 1 >"$input"
 
-median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-# profile FILE W: prints "measured predicted1 predicted2" (ms) for one run on W workers
+# profile W FILE [ARGS]: prints "measured predicted1 predicted2" (ms) for one run on W workers
 profile() {
-    "$STC" run --workers "$2" --profile "$1" 2>&1 >/dev/null | awk '
+    local w=$1; shift
+    "$STC" run --workers "$w" --profile --no-states "$@" 2>&1 >/dev/null | awk '
         /^  wall ms/ { p1 = $3; p2 = $4 }
         /this run:/ { for (i = 1; i <= NF; i++) if ($i == "measured,") m = $(i - 2) }
         END { print m, p1, p2 }'
 }
 
-printf '%-14s %10s %10s %8s | %10s %10s %8s\n' benchmark "1w meas" "1w pred" "err %" "2w meas" "2w pred" "err %"
-for f in bench/paper/*.stc; do
-    name=$(basename "$f" .stc)
-    m1=(); m2=(); p2from1=(); p1from2=()
+printf '%-14s %9s %9s %7s | %9s %9s %7s | %6s %6s %6s\n' program "1w meas" "1w pred" "err %" "2w meas" "2w pred" \
+    "err %" "meas x" "pred1x" "pred2x"
+row() { # NAME FILE [ARGS]
+    local name=$1; shift
+    [ -z "$only" ] || [[ "$name" == *"$only"* ]] || return 0
+    local m1=() m2=() p2from1=() p1from2=() p2from2=() m p1 p2
     for _ in $(seq "$runs"); do
-        read -r m p1 p2 < <(profile "$f" 1); m1+=("$m"); p2from1+=("$p2")
-        read -r m p1 p2 < <(profile "$f" 2); m2+=("$m"); p1from2+=("$p1")
+        read -r m p1 p2 < <(profile 1 "$@"); m1+=("$m"); p2from1+=("$p2")
+        read -r m p1 p2 < <(profile 2 "$@"); m2+=("$m"); p1from2+=("$p1"); p2from2+=("$p2")
     done
+    local M1 M2 P2 P1 Q2
     M1=$(printf '%s\n' "${m1[@]}" | median); M2=$(printf '%s\n' "${m2[@]}" | median)
     P2=$(printf '%s\n' "${p2from1[@]}" | median); P1=$(printf '%s\n' "${p1from2[@]}" | median)
-    # predicted from the other worker count: 1w profile -> 2w time, 2w profile -> 1w time
-    awk -v n="$name" -v m1="$M1" -v p1="$P1" -v m2="$M2" -v p2="$P2" 'BEGIN {
-        printf "%-14s %10.1f %10.1f %+8.1f | %10.1f %10.1f %+8.1f\n", n, m1, p1, 100 * (p1 - m1) / m1, m2, p2, 100 * (p2 - m2) / m2 }'
-done
-echo "1w pred: predicted from a 2-worker profile; 2w pred: predicted from a 1-worker profile (medians of $runs runs)"
+    Q2=$(printf '%s\n' "${p2from2[@]}" | median)
+    # predicted from the other worker count: 1w profile -> 2w time, 2w profile -> 1w time;
+    # speedups: measured, predicted by the 1-worker profile, by the 2-worker one
+    awk -v n="$name" -v m1="$M1" -v p1="$P1" -v m2="$M2" -v p2="$P2" -v q2="$Q2" 'BEGIN {
+        printf "%-14s %9.1f %9.1f %+7.1f | %9.1f %9.1f %+7.1f | %6.2f %6.2f %6.2f\n", n, m1, p1, 100 * (p1 - m1) / m1,
+            m2, p2, 100 * (p2 - m2) / m2, m1 / m2, m1 / p2, p1 / q2 }'
+}
+for f in bench/paper/*.stc; do row "$(basename "$f" .stc)" "$f"; done
+row logstats --input "$input" examples/logstats/logstats.stc
+for f in bench/stream/*.stc; do row "$(basename "$f" .stc)" --input "$input" "$f"; done
+echo "1w pred: the 1-worker time predicted from a 2-worker profile; 2w pred: the 2-worker time predicted"
+echo "from a 1-worker profile; pred1x/pred2x: the speedup predicted by the 1-/2-worker profile"
+echo "(medians of $runs runs; $lines input lines)"

@@ -497,7 +497,10 @@ stc_stage_profile stc_result_profile_stage(const stc_result *r, size_t i);
 double stc_result_profile_wall_ms(const stc_result *r, int pipeline);
 /* Predicted speedup on `workers` workers over 1 worker, from the measured
  * costs: each pipeline takes max(work / workers, its busiest serial stage),
- * the time outside pipelines stays sequential. 0 without a profile. */
+ * or its work when that gains less than 1.25x and its items are neither
+ * few (< 64) nor coarse (>= 50 us each): the runtime then runs it fused on
+ * one thread; the time outside pipelines stays sequential. 0 without a
+ * profile. */
 double stc_result_predict_speedup(const stc_result *r, int workers);
 /* The profile as the table `stc run --profile` prints (malloc'd). */
 char *stc_result_profile_format(const stc_result *r);

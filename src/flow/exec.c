@@ -37,7 +37,7 @@
  * predicts at least FLOW_TRIAL_GAIN from the pipeline on those times (the
  * pipeline's atomic counts and hand-offs cost it some of the prediction). */
 #define FLOW_TRIAL_NS (200000 * FLOW_TIME_SCALE)
-#define FLOW_TRIAL_GAIN 1.25
+#define FLOW_TRIAL_GAIN STC__PROFILE_FUSE_GAIN /* trace/profile.h: the predictions use it too */
 /* ... but when the trial saw fewer items than this, they are coarse (over
  * 50 us each): the job goes to the pipeline whatever the model says, as
  * its per-item costs are nothing beside such items and so few say little
@@ -50,7 +50,7 @@
  * at 2 workers; the paper's 50 items of 2 ms lost a twenty-fifth), and a
  * short job of cheap items costs the pipeline little (nested.c leaves the
  * shortest to the evaluator). */
-#define FLOW_TRIAL_MIN_JOB 64
+#define FLOW_TRIAL_MIN_JOB STC__PROFILE_FUSE_MIN_ITEMS /* 64, in trace/profile.h: the predictions use it too */
 
 /* ---- Errors ------------------------------------------------------------------ */
 

@@ -7,9 +7,12 @@
  * two.  Time outside pipelines (main's own evaluation) stays as it was.
  * This is Brent's bound with the serial stage as the span; it ignores
  * fill and drain and the scheduler's overhead, so it is optimistic for
- * short lists. */
+ * short lists.  A pipeline the model gives less than STC__PROFILE_FUSE_GAIN
+ * runs fused at any worker count (the runtime decides with this same
+ * model on a trial's stage times), so it is predicted at its work. */
 #include "trace/profile.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,15 +29,18 @@ void stc__profile_free(result_profile *pf)
     free(pf);
 }
 
-/* Work (sum of busy) and span (busiest serial stage) of pipeline p, ms. */
-static void profile_pipeline(const result_profile *pf, int p, double *work, double *span)
+/* Work (sum of busy) and span (busiest serial stage) of pipeline p, ms,
+ * and its items (its busiest stage's: a branch's stage sees fewer). */
+static void profile_pipeline(const result_profile *pf, int p, double *work, double *span, long long *items)
 {
     *work = *span = 0;
+    *items = 0;
     for (size_t i = 0; i < pf->nstages; i++) {
         const stc_stage_profile *s = &pf->stages[i];
         if (s->pipeline != p) continue;
         *work += s->busy_ms;
         if (s->serial && s->busy_ms > *span) *span = s->busy_ms;
+        if (s->items > *items) *items = s->items;
     }
 }
 
@@ -52,14 +58,22 @@ double stc__profile_pipeline_time(double work, double span, int workers)
     return per > span ? per : span;
 }
 
+double stc__profile_run_time(double work, double span, long long items, int workers)
+{
+    double t = stc__profile_pipeline_time(work, span, workers);
+    bool few_or_coarse = items < STC__PROFILE_FUSE_MIN_ITEMS || work * 1e6 >= STC__PROFILE_COARSE_NS * (double)items;
+    return workers > 1 && !few_or_coarse && work < STC__PROFILE_FUSE_GAIN * t ? work : t;
+}
+
 double stc__profile_predict_ms(const result_profile *pf, int workers)
 {
     if (!pf || workers < 1) return 0;
     double t = profile_outside_ms(pf);
     for (int p = 0; p < pf->npipelines; p++) {
         double work, span;
-        profile_pipeline(pf, p, &work, &span);
-        t += stc__profile_pipeline_time(work, span, workers);
+        long long items;
+        profile_pipeline(pf, p, &work, &span, &items);
+        t += stc__profile_run_time(work, span, items, workers);
     }
     return t;
 }
@@ -78,7 +92,8 @@ char *stc__profile_format(const result_profile *pf)
                pf->wall_ms, pf->npipelines, pf->npipelines == 1 ? "" : "s");
     for (int p = 0; p < pf->npipelines; p++) {
         double work, span, total = 0;
-        profile_pipeline(pf, p, &work, &span);
+        long long items;
+        profile_pipeline(pf, p, &work, &span, &items);
         const stc_stage_profile *first = NULL, *bottleneck = NULL;
         for (size_t i = 0; i < pf->nstages; i++) {
             const stc_stage_profile *s = &pf->stages[i];

@@ -25,6 +25,19 @@ double stc__profile_predict(const result_profile *pf, int workers);
  * of its stages' busy time) and span (its busiest serial stage), in any
  * unit.  The runtime uses it too, to keep a job that cannot gain fused. */
 double stc__profile_pipeline_time(double work, double span, int workers);
+/* A job at 2+ workers goes on as the pipeline only when the model above
+ * predicts at least this gain (src/flow/exec.c's trial); else it stays
+ * fused on one thread, and so do the predictions below. */
+#define STC__PROFILE_FUSE_GAIN 1.25
+/* ... unless its items are few or coarse: a list of fewer than this many
+ * items, or items of this many ns or more each, go to the pipeline. */
+#define STC__PROFILE_FUSE_MIN_ITEMS 64
+#define STC__PROFILE_COARSE_NS 50000.0
+/* The time of one pipeline of `items` items on `workers` as the runtime
+ * will run it: the model's time when it gains at least
+ * STC__PROFILE_FUSE_GAIN (or its items are few or coarse), else its work
+ * (fused).  work and span in ms. */
+double stc__profile_run_time(double work, double span, long long items, int workers);
 /* Predicted wall time in ms on `workers`. */
 double stc__profile_predict_ms(const result_profile *pf, int workers);
 char *stc__profile_format(const result_profile *pf);

@@ -8,6 +8,7 @@
 #include "run_check.h"
 #include "stc.h"
 #include "test.h"
+#include "trace/profile.h"
 
 static const char *observe_src =
     "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\n"
@@ -277,4 +278,22 @@ TEST(observe_profile_items_add_up)
     }
     stc_program_free(prog);
     stc_env_free(env);
+}
+
+/* The model as the runtime runs a pipeline at 2+ workers (trace/profile.c):
+ * the pipeline's time when it gains at least 1.25x, else the work (it stays
+ * fused), except for few or coarse items, which always take the pipeline. */
+TEST(observe_model_predicts_fused_jobs)
+{
+    /* 1M items of 0.1 us, a serial stage of 90 of 100 ms: 1.11x, fused. */
+    CHECK(stc__profile_run_time(100, 90, 1000000, 2) == 100);
+    /* ... a serial stage of 10 ms: 2x, the pipeline. */
+    CHECK(stc__profile_run_time(100, 10, 1000000, 2) == 50);
+    /* 1.11x but 40 items: the pipeline (a short list gets no trial). */
+    CHECK(stc__profile_run_time(100, 90, 40, 2) == 90);
+    /* 1.11x but 1,000 items of 100 us: coarse, the pipeline. */
+    CHECK(stc__profile_run_time(100, 90, 1000, 2) == 90);
+    /* One worker: the work, whatever the shape. */
+    CHECK(stc__profile_run_time(100, 10, 1000000, 1) == 100);
+    CHECK(stc__profile_run_time(100, 90, 1000000, 1) == 100);
 }
