@@ -328,12 +328,14 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
     if (rc == 0) {
         const char *saved = cx->thread;
         cx->thread = p->threads[t]->name;
-        slots[fn->nparams - 1] = stc__eval_state_take(cx, t);
         stc_value o = eval_unit, st = eval_unit;
-        /* eval_invoke, with eval_pair for the body */
+        /* eval_invoke, with eval_pair for the body; the state is taken
+         * after the checks, so that a state moved into the call (threads.c)
+         * is not lost to a depth or cancel error */
         if (cx->depth >= EVAL_MAX_DEPTH) rc = stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
         else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
         else {
+            slots[fn->nparams - 1] = stc__eval_state_take(cx, t);
             eval_frame cfr = {slots, fn};
             cx->depth++;
             rc = eval_pair(cx, fn->body, &cfr, &o, &st);

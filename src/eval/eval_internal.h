@@ -210,7 +210,23 @@ enum {
      * with its arity (at most 3 args): bound once, the args read in place
      * (variables, literals) or evaluated, nested builtins of this form
      * without the dispatch (stc__eval_builtin_x, builtins.c). */
-    EVAL_X_BUILTIN
+    EVAL_X_BUILTIN,
+    /* (The forms above are calls and operators, which eval_quick takes
+     * without the dispatch; the ones below are read where their node
+     * kind is evaluated.)
+     * IR_LETTUPLE `let (a, b, ...) = s` in a top-level function's body,
+     * where s is a parameter not used in the let's body: when s's tuple is
+     * held by s's slot alone (count 1), its items are moved into the
+     * binders (no retain, no release) and the slot keeps the emptied
+     * block for a tuple of the body to reuse (eval_let_enter).  Not in
+     * main's context (hooks), whose lets and tuples may run as tasks. */
+    EVAL_X_LET_MOVE,
+    /* IR_TUPLE in the body of an EVAL_X_LET_MOVE let (not inside a
+     * lambda), xslot that let's variable's slot: when that slot holds a
+     * tuple of the same arity held by it alone, the new tuple is built in
+     * its block (Perceus-style reuse; stc__eval_seq). The variable is dead
+     * there, so nothing can see the old tuple. */
+    EVAL_X_TUPLE_REUSE
 };
 #define EVAL_X_SPINE 8
 
@@ -228,6 +244,15 @@ enum {
 #define EVAL_NOINLINE
 #define EVAL_INLINE static inline
 #endif
+
+/* Whether heap value v is held by one reference only (the caller's):
+ * then nothing else can read it and it may be changed in place.  Acquire:
+ * a release by another thread that brought the count to 1 happened
+ * before the changes. */
+static inline bool eval_unique(stc_value v)
+{
+    return val_is_heap(v) && __atomic_load_n(&v.as.obj->refs, __ATOMIC_ACQUIRE) == 1;
+}
 
 static inline void eval_release_n(stc_value *v, size_t n)
 {
@@ -324,7 +349,7 @@ EVAL_INLINE int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
         return 0;
     }
     if (e->xop == EVAL_X_BINOP && eval_leaf_int(e, fr, out)) return 0;
-    if (e->xop != EVAL_X_GENERIC) {
+    if ((unsigned)e->xop - 1u < (unsigned)EVAL_X_BUILTIN) { /* EVAL_X_BINOP .. EVAL_X_BUILTIN */
         *out = (stc_value){.tag = STC_T_UNIT};
         cx->depth++;
         int rc = e->xop == EVAL_X_BINOP         ? stc__eval_fast_binop(cx, e, fr, out)
@@ -346,6 +371,14 @@ EVAL_INLINE int eval_let_enter(eval_ctx *cx, const ir_expr *e, eval_frame *fr)
     if (e->kind == IR_LETTUPLE && e->a->kind == IR_VAR) {
         stc_value v = fr->slots[e->a->u.var->slot];
         int rc = eval_let_check(cx, e, v);
+        if (rc == 0 && e->xop == EVAL_X_LET_MOVE && !cx->hooks && eval_unique(v)) {
+            stc_value *items = val_seq_items(v); /* moved out; the block stays in the slot */
+            for (int i = 0; i < e->u.let.nbinders; i++) {
+                eval_bind(fr, e->u.let.binders[i], items[i]);
+                items[i] = (stc_value){.tag = STC_T_UNIT};
+            }
+            return 0;
+        }
         for (int i = 0; rc == 0 && i < e->u.let.nbinders; i++)
             eval_bind(fr, e->u.let.binders[i], val_retain(val_seq_items(v)[i]));
         return rc;

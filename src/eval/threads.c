@@ -118,7 +118,8 @@ stc_value stc__eval_state_take(eval_ctx *cx, int t)
     eval_tstate *st = &cx->states[t];
     /* val_retain: the public stc_value_retain marks the value shared (a
      * host's), after which every count change on it is atomic. */
-    if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return val_retain(st->value);
+    if (!cx->p->threads[t]->state_moves || (st->value.tag != STC_T_MAP && st->value.tag != STC_T_TUPLE))
+        return val_retain(st->value);
     stc_value v = st->value;
     st->value = eval_unit; /* until stc__eval_thread_result stores the new state */
     return v;

@@ -224,6 +224,8 @@ struct ir_expr {
     uint8_t xop;          /* (stc__eval_prepare, src/eval/prepare.c) the evaluator's specialised
                              form of this node (EVAL_X_* in src/eval/eval_internal.h); 0, the
                              generic one, on nodes made later (zeroed) or not specialised */
+    int xslot;            /* (stc__eval_prepare) the frame slot an IR_TUPLE of form
+                             EVAL_X_TUPLE_REUSE may take its block from */
     ir_expr *a, *b, *c;   /* sub-expressions, per kind above */
     union {
         stc_value lit;    /* IR_LIT: owned via an stc__arena_on_free hook */
