@@ -291,17 +291,15 @@ static inline int eval_x_arg(eval_ctx *cx, const ir_expr *a, eval_frame *fr, stc
 int stc__eval_builtin_x(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     int n = e->u.call.nargs, rc = 0;
-    stc_value a[3] = {eval_unit, eval_unit, eval_unit}; /* eval_simple reads no more than n */
-    bool owned[3];
+    stc_value a[3]; /* eval_simple reads no more than n */
+    unsigned own = 0; /* bit i: a[i] is owned (most args are borrowed) */
     for (int i = 0; i < n; i++) {
-        if ((rc = eval_x_arg(cx, e->u.call.args[i], fr, &a[i], &owned[i]))) {
-            for (int k = 0; k < i; k++)
-                if (owned[k]) val_release(a[k]);
-            return rc;
-        }
+        bool owned;
+        if ((rc = eval_x_arg(cx, e->u.call.args[i], fr, &a[i], &owned))) break;
+        own |= (unsigned)owned << i;
     }
-    rc = eval_simple(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, a, out);
-    for (int i = 0; i < n; i++)
-        if (owned[i]) val_release(a[i]);
+    if (rc == 0) rc = eval_simple(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, a, out);
+    for (int i = 0; own; i++, own >>= 1)
+        if (own & 1u) val_release(a[i]);
     return rc;
 }
