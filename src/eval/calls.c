@@ -247,6 +247,27 @@ EVAL_NOINLINE int stc__eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_fra
     return rc;
 }
 
+/* An item of a thread's pair, as eval_quick would evaluate it, with the
+ * commonest other items taken without the dispatch: a literal (the `()`
+ * of most outputs) and a tuple (the new state), at the depth unit
+ * stc__eval_expr would count; its stack check is eval_pair's, made with
+ * half a segment to spare. */
+EVAL_INLINE int eval_pair_item(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (e->kind == IR_LIT) {
+        *out = val_retain(e->u.lit);
+        return 0;
+    }
+    if (e->kind == IR_TUPLE) {
+        *out = eval_unit;
+        cx->depth++;
+        int rc = stc__eval_seq(cx, e, fr, out);
+        cx->depth--;
+        return rc;
+    }
+    return eval_quick(cx, e, fr, out);
+}
+
 /* The pair an STCLang thread's function returns, as its two items: *o
  * the output, *s the state, evaluated as stc__eval_expr would evaluate e
  * (the same depth units, order, binders and errors) without building the
@@ -270,8 +291,8 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     cx->depth++;
     switch (e->kind) {
     case IR_TUPLE:
-        if ((rc = eval_quick(cx, e->u.agg.items[0], fr, o))) break;
-        if ((rc = eval_quick(cx, e->u.agg.items[1], fr, s))) {
+        if ((rc = eval_pair_item(cx, e->u.agg.items[0], fr, o))) break;
+        if ((rc = eval_pair_item(cx, e->u.agg.items[1], fr, s))) {
             val_release(*o);
             *o = eval_unit;
             *s = (stc_value){.tag = STC_T_INVALID};
