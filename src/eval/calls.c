@@ -219,7 +219,7 @@ EVAL_NOINLINE int stc__eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
         } else if (rc == 0) {
             const char *saved = cx->thread;
             cx->thread = p->threads[thread]->name;
-            slots[fn->nparams - 1] = stc__eval_state_take(cx, thread);
+            slots[fn->nparams - 1] = eval_state_take(cx, thread);
             stc_value pair;
             rc = eval_invoke(cx, fn, slots, loc, &pair);
             if (rc == 0) rc = stc__eval_thread_result(cx, thread, pair, loc, out);
@@ -356,7 +356,7 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
         if (cx->depth >= EVAL_MAX_DEPTH) rc = stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
         else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
         else {
-            slots[fn->nparams - 1] = stc__eval_state_take(cx, t);
+            slots[fn->nparams - 1] = eval_state_take(cx, t);
             eval_frame cfr = {slots, fn};
             cx->depth++;
             rc = eval_pair(cx, fn->body, &cfr, &o, &st);
@@ -364,7 +364,7 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
             cx->depth--;
         }
         if (rc == 0 && st.tag == STC_T_INVALID) rc = stc__eval_thread_result(cx, t, o, loc, out);
-        else if (rc == 0) stc__eval_thread_store(cx, t, o, st, out);
+        else if (rc == 0) eval_thread_store(cx, t, o, st, out);
         cx->thread = saved;
     }
     eval_frame_free(slots, small, nslots);

@@ -83,17 +83,46 @@ int stc__eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
                      stc_value *out);
 
 /* Thread t's state for a call of its function: moved out of the state
- * (left unit until stc__eval_thread_result stores the next one) when t's calls
- * never overlap (ir_thread.state_moves) and it is a map, so a map held by
- * the thread alone is updated in place; else a new reference. */
-stc_value stc__eval_state_take(eval_ctx *cx, int t);
+ * (left unit until the call stores the next one) when t's calls never
+ * overlap (ir_thread.state_moves) and it is a map or a tuple, so that a
+ * map held by the thread alone is updated in place and a tuple's block
+ * reused (EVAL_X_LET_MOVE); else a new reference (val_retain: the public
+ * stc_value_retain marks the value shared, after which every count
+ * change on it is atomic).  Inline: on every thread call. */
+static inline stc_value eval_state_take(eval_ctx *cx, int t)
+{
+    eval_tstate *st = &cx->states[t];
+    stc_value v = st->value;
+    if (!cx->p->threads[t]->state_moves || (v.tag != STC_T_MAP && v.tag != STC_T_TUPLE)) return val_retain(v);
+    st->value = (stc_value){.tag = STC_T_UNIT};
+    return v;
+}
 
 /* Completes a lang thread call: pair is the (out, s') its fun returned
  * (consumed); stores s' as thread t's state and out in *out. */
 int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out);
 /* The same for a call whose pair was never built: o and next (consumed)
- * are its output and its new state. */
-void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out);
+ * are its output and its new state.  A state that comes back the very
+ * same value (one heap object, or equal scalar bits: a read-only thread)
+ * is not written, so the parallel runtime may run such calls on several
+ * workers. */
+static inline void eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out)
+{
+    eval_tstate *st = &cx->states[t];
+    stc_value old = st->value;
+    *out = o;
+    bool same = next.tag == old.tag &&
+                (next.tag == STC_T_UNIT || (next.tag == STC_T_FLOAT ? memcmp(&next.as.f, &old.as.f, sizeof next.as.f) == 0
+                                            : next.tag == STC_T_INT  ? next.as.i == old.as.i
+                                            : next.tag == STC_T_BOOL ? next.as.b == old.as.b
+                                                                     : next.as.obj == old.as.obj));
+    if (same) {
+        val_release(next);
+        return;
+    }
+    st->value = next;
+    val_release(old);
+}
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
