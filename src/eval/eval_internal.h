@@ -283,6 +283,12 @@ static inline bool eval_unique(stc_value v)
     return val_is_heap(v) && __atomic_load_n(&v.as.obj->refs, __ATOMIC_ACQUIRE) == 1;
 }
 
+/* Scalars built in place: the public stc_value_int & co. are exported
+ * functions, which position-independent code never inlines (a call each). */
+static inline stc_value eval_int(int64_t i) { return (stc_value){.tag = STC_T_INT, .as.i = i}; }
+static inline stc_value eval_float(double f) { return (stc_value){.tag = STC_T_FLOAT, .as.f = f}; }
+static inline stc_value eval_bool(bool b) { return (stc_value){.tag = STC_T_BOOL, .as.b = b}; }
+
 static inline void eval_release_n(stc_value *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) val_release(v[i]);
