@@ -244,7 +244,8 @@ enum {
      * without the dispatch; the ones below are read where their node
      * kind is evaluated.)
      * IR_LETTUPLE `let (a, b, ...) = s` in a top-level function's body,
-     * where s is a parameter not used in the let's body: when s's tuple is
+     * where s is a parameter that the body mentions there only (dead in
+     * the let's body and after the let): when s's tuple is
      * held by s's slot alone (count 1), its items are moved into the
      * binders (no retain, no release) and the slot keeps the emptied
      * block for a tuple of the body to reuse (eval_let_enter).  Not in

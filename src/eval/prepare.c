@@ -136,7 +136,10 @@ static bool prep_is_param(const ir_fun *fn, const ir_var *v)
 
 /* EVAL_X_LET_MOVE and EVAL_X_TUPLE_REUSE in top-level function fn's body
  * e: slot is the slot of the dead parameter whose block the tuples of e
- * may reuse, or -1.  Not into lambdas (frames of their own) nor binop
+ * may reuse, or -1.  A let-tuple moves only from a parameter it is the
+ * one mention of in the whole body: then the parameter is dead in the
+ * let's body and after the let alike (`(let (a, b) = s in a, s)` must
+ * not move).  Not into lambdas (frames of their own) nor binop
  * operands (a tuple there is rare, and this keeps the recursion bounded
  * by IR_MAX_DEPTH: binop chains nest without limit). */
 static void prep_reuse(const ir_fun *fn, ir_expr *e, int slot)
@@ -146,7 +149,7 @@ static void prep_reuse(const ir_fun *fn, ir_expr *e, int slot)
     case IR_LETTUPLE:
         prep_reuse(fn, e->a, slot);
         if (e->xop == EVAL_X_GENERIC && e->a->kind == IR_VAR && prep_is_param(fn, e->a->u.var) &&
-            e->a->u.var->slot >= 0 && !stc__ir_expr_uses(e->b, e->a->u.var)) {
+            e->a->u.var->slot >= 0 && stc__ir_expr_count_uses(fn->body, e->a->u.var, 2) == 1) {
             e->xop = EVAL_X_LET_MOVE;
             slot = e->a->u.var->slot;
         }
