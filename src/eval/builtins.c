@@ -100,7 +100,7 @@ int stc__eval_smap_seq(eval_ctx *cx, ir_loc loc, int thread, stc_value fnv, cons
     for (size_t i = 0; i < n && rc == 0; i++) {
         cx->item = (long long)i;
         if ((rc = stc__eval_check_cancel(cx, loc))) break;
-        stc_value arg = xs->items ? val_retain(xs->items[i]) : stc_value_int(xs->start + (int64_t)i);
+        stc_value arg = xs->items ? val_retain(xs->items[i]) : eval_int(xs->start + (int64_t)i);
         if (thread >= 0) rc = stc__eval_call_thread(cx, thread, 1, &arg, loc, &val_seq_items(r)[i]);
         else rc = stc__eval_apply(cx, fnv, 1, &arg, loc, &val_seq_items(r)[i]);
     }
@@ -125,7 +125,7 @@ int stc__eval_to_int(eval_ctx *cx, ir_loc loc, const char *name, double x, doubl
         free(text);
         return rc;
     }
-    *out = stc_value_int((int64_t)r);
+    *out = eval_int((int64_t)r);
     return 0;
 }
 
@@ -137,7 +137,7 @@ static int eval_range(eval_ctx *cx, ir_loc loc, int64_t a, int64_t b, stc_value 
                           n, (int64_t)EVAL_MAX_RANGE);
     stc_value r = stc__val_seq_alloc(STC_T_LIST, (size_t)n);
     if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
-    for (uint64_t i = 0; i < n; i++) val_seq_items(r)[i] = stc_value_int((int64_t)((uint64_t)a + i));
+    for (uint64_t i = 0; i < n; i++) val_seq_items(r)[i] = eval_int((int64_t)((uint64_t)a + i));
     *out = r;
     return 0;
 }
@@ -167,9 +167,9 @@ EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_v
 {
     switch (bi) {
     case BI_LEN:
-        if (a[0].tag == STC_T_LIST) *out = stc_value_int((int64_t)val_seq_len(a[0]));
-        else if (a[0].tag == STC_T_STR) *out = stc_value_int((int64_t)val_as_str(a[0])->len);
-        else if (a[0].tag == STC_T_MAP) *out = stc_value_int((int64_t)stc_value_len(a[0]));
+        if (a[0].tag == STC_T_LIST) *out = eval_int((int64_t)val_seq_len(a[0]));
+        else if (a[0].tag == STC_T_STR) *out = eval_int((int64_t)val_as_str(a[0])->len);
+        else if (a[0].tag == STC_T_MAP) *out = eval_int((int64_t)stc_value_len(a[0]));
         else return eval_bad(cx, loc, "len");
         return 0;
     case BI_NTH: {
@@ -186,7 +186,7 @@ EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_v
         if (a[0].tag != STC_T_INT || a[1].tag != STC_T_INT) return eval_bad(cx, loc, "range");
         return eval_range(cx, loc, a[0].as.i, a[1].as.i, out);
     case BI_FLOAT:
-        if (a[0].tag == STC_T_INT) *out = stc_value_float((double)a[0].as.i);
+        if (a[0].tag == STC_T_INT) *out = eval_float((double)a[0].as.i);
         else if (a[0].tag == STC_T_FLOAT) *out = a[0];
         else return eval_bad(cx, loc, "float");
         return 0;
@@ -207,7 +207,7 @@ EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_v
         if (n < 0) return stc__eval_error(cx, STC_ERUNTIME, loc, "sin_iter: negative count %" PRId64, n);
         double x = a[1].as.f;
         for (int64_t i = 0; i < n; i++) x += sin(x);
-        *out = stc_value_float(x);
+        *out = eval_float(x);
         return 0;
     }
     case BI_WORDS:
@@ -291,17 +291,15 @@ static inline int eval_x_arg(eval_ctx *cx, const ir_expr *a, eval_frame *fr, stc
 int stc__eval_builtin_x(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     int n = e->u.call.nargs, rc = 0;
-    stc_value a[3] = {eval_unit, eval_unit, eval_unit}; /* eval_simple reads no more than n */
-    bool owned[3];
+    stc_value a[3]; /* eval_simple reads no more than n */
+    unsigned own = 0; /* bit i: a[i] is owned (most args are borrowed) */
     for (int i = 0; i < n; i++) {
-        if ((rc = eval_x_arg(cx, e->u.call.args[i], fr, &a[i], &owned[i]))) {
-            for (int k = 0; k < i; k++)
-                if (owned[k]) val_release(a[k]);
-            return rc;
-        }
+        bool owned;
+        if ((rc = eval_x_arg(cx, e->u.call.args[i], fr, &a[i], &owned))) break;
+        own |= (unsigned)owned << i;
     }
-    rc = eval_simple(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, a, out);
-    for (int i = 0; i < n; i++)
-        if (owned[i]) val_release(a[i]);
+    if (rc == 0) rc = eval_simple(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, a, out);
+    for (int i = 0; own; i++, own >>= 1)
+        if (own & 1u) val_release(a[i]);
     return rc;
 }

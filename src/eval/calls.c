@@ -219,7 +219,7 @@ EVAL_NOINLINE int stc__eval_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
         } else if (rc == 0) {
             const char *saved = cx->thread;
             cx->thread = p->threads[thread]->name;
-            slots[fn->nparams - 1] = stc__eval_state_take(cx, thread);
+            slots[fn->nparams - 1] = eval_state_take(cx, thread);
             stc_value pair;
             rc = eval_invoke(cx, fn, slots, loc, &pair);
             if (rc == 0) rc = stc__eval_thread_result(cx, thread, pair, loc, out);
@@ -247,6 +247,27 @@ EVAL_NOINLINE int stc__eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_fra
     return rc;
 }
 
+/* An item of a thread's pair, as eval_quick would evaluate it, with the
+ * commonest other items taken without the dispatch: a literal (the `()`
+ * of most outputs) and a tuple (the new state), at the depth unit
+ * stc__eval_expr would count; its stack check is eval_pair's, made with
+ * half a segment to spare. */
+EVAL_INLINE int eval_pair_item(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (e->kind == IR_LIT) {
+        *out = val_retain(e->u.lit);
+        return 0;
+    }
+    if (e->kind == IR_TUPLE) {
+        *out = eval_unit;
+        cx->depth++;
+        int rc = stc__eval_seq(cx, e, fr, out);
+        cx->depth--;
+        return rc;
+    }
+    return eval_quick(cx, e, fr, out);
+}
+
 /* The pair an STCLang thread's function returns, as its two items: *o
  * the output, *s the state, evaluated as stc__eval_expr would evaluate e
  * (the same depth units, order, binders and errors) without building the
@@ -270,8 +291,8 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     cx->depth++;
     switch (e->kind) {
     case IR_TUPLE:
-        if ((rc = eval_quick(cx, e->u.agg.items[0], fr, o))) break;
-        if ((rc = eval_quick(cx, e->u.agg.items[1], fr, s))) {
+        if ((rc = eval_pair_item(cx, e->u.agg.items[0], fr, o))) break;
+        if ((rc = eval_pair_item(cx, e->u.agg.items[1], fr, s))) {
             val_release(*o);
             *o = eval_unit;
             *s = (stc_value){.tag = STC_T_INVALID};
@@ -328,12 +349,14 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
     if (rc == 0) {
         const char *saved = cx->thread;
         cx->thread = p->threads[t]->name;
-        slots[fn->nparams - 1] = stc__eval_state_take(cx, t);
         stc_value o = eval_unit, st = eval_unit;
-        /* eval_invoke, with eval_pair for the body */
+        /* eval_invoke, with eval_pair for the body; the state is taken
+         * after the checks, so that a state moved into the call (threads.c)
+         * is not lost to a depth or cancel error */
         if (cx->depth >= EVAL_MAX_DEPTH) rc = stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
         else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
         else {
+            slots[fn->nparams - 1] = eval_state_take(cx, t);
             eval_frame cfr = {slots, fn};
             cx->depth++;
             rc = eval_pair(cx, fn->body, &cfr, &o, &st);
@@ -341,7 +364,7 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
             cx->depth--;
         }
         if (rc == 0 && st.tag == STC_T_INVALID) rc = stc__eval_thread_result(cx, t, o, loc, out);
-        else if (rc == 0) stc__eval_thread_store(cx, t, o, st, out);
+        else if (rc == 0) eval_thread_store(cx, t, o, st, out);
         cx->thread = saved;
     }
     eval_frame_free(slots, small, nslots);

@@ -92,8 +92,21 @@ EVAL_NOINLINE int stc__eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
         if (rc != EVAL_DECLINED) return rc;
     }
     size_t n = (size_t)e->u.agg.nitems;
-    stc_value s = stc__val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
-    if (s.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
+    stc_value s;
+    /* not in main's context: its hooks may run a tuple's items as tasks at once */
+    stc_value *old = e->xop == EVAL_X_TUPLE_REUSE && !cx->hooks ? &fr->slots[e->xslot] : NULL;
+    if (old && old->tag == STC_T_TUPLE && val_seq_len(*old) == n && eval_unique(*old)) {
+        s = *old; /* the dead variable's block (eval_internal.h, EVAL_X_TUPLE_REUSE) */
+        *old = (stc_value){.tag = STC_T_UNIT};
+        stc_value *items = val_seq_items(s);
+        for (size_t i = 0; i < n; i++) { /* unit when the let moved them out */
+            val_release(items[i]);
+            items[i] = (stc_value){.tag = STC_T_UNIT};
+        }
+    } else {
+        s = stc__val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
+        if (s.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
+    }
     stc_value *items = val_seq_items(s);
     for (size_t i = 0; i < n; i++) {
         int rc = eval_quick(cx, e->u.agg.items[i], fr, &items[i]);

@@ -83,17 +83,46 @@ int stc__eval_call_thread(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
                      stc_value *out);
 
 /* Thread t's state for a call of its function: moved out of the state
- * (left unit until stc__eval_thread_result stores the next one) when t's calls
- * never overlap (ir_thread.state_moves) and it is a map, so a map held by
- * the thread alone is updated in place; else a new reference. */
-stc_value stc__eval_state_take(eval_ctx *cx, int t);
+ * (left unit until the call stores the next one) when t's calls never
+ * overlap (ir_thread.state_moves) and it is a map or a tuple, so that a
+ * map held by the thread alone is updated in place and a tuple's block
+ * reused (EVAL_X_LET_MOVE); else a new reference (val_retain: the public
+ * stc_value_retain marks the value shared, after which every count
+ * change on it is atomic).  Inline: on every thread call. */
+static inline stc_value eval_state_take(eval_ctx *cx, int t)
+{
+    eval_tstate *st = &cx->states[t];
+    stc_value v = st->value;
+    if (!cx->p->threads[t]->state_moves || (v.tag != STC_T_MAP && v.tag != STC_T_TUPLE)) return val_retain(v);
+    st->value = (stc_value){.tag = STC_T_UNIT};
+    return v;
+}
 
 /* Completes a lang thread call: pair is the (out, s') its fun returned
  * (consumed); stores s' as thread t's state and out in *out. */
 int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out);
 /* The same for a call whose pair was never built: o and next (consumed)
- * are its output and its new state. */
-void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out);
+ * are its output and its new state.  A state that comes back the very
+ * same value (one heap object, or equal scalar bits: a read-only thread)
+ * is not written, so the parallel runtime may run such calls on several
+ * workers. */
+static inline void eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out)
+{
+    eval_tstate *st = &cx->states[t];
+    stc_value old = st->value;
+    *out = o;
+    bool same = next.tag == old.tag &&
+                (next.tag == STC_T_UNIT || (next.tag == STC_T_FLOAT ? memcmp(&next.as.f, &old.as.f, sizeof next.as.f) == 0
+                                            : next.tag == STC_T_INT  ? next.as.i == old.as.i
+                                            : next.tag == STC_T_BOOL ? next.as.b == old.as.b
+                                                                     : next.as.obj == old.as.obj));
+    if (same) {
+        val_release(next);
+        return;
+    }
+    st->value = next;
+    val_release(old);
+}
 
 /* Builtin call node e (CALL_BUILTIN) in frame fr (builtins.c). */
 int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
@@ -210,7 +239,24 @@ enum {
      * with its arity (at most 3 args): bound once, the args read in place
      * (variables, literals) or evaluated, nested builtins of this form
      * without the dispatch (stc__eval_builtin_x, builtins.c). */
-    EVAL_X_BUILTIN
+    EVAL_X_BUILTIN,
+    /* (The forms above are calls and operators, which eval_quick takes
+     * without the dispatch; the ones below are read where their node
+     * kind is evaluated.)
+     * IR_LETTUPLE `let (a, b, ...) = s` in a top-level function's body,
+     * where s is a parameter that the body mentions there only (dead in
+     * the let's body and after the let): when s's tuple is
+     * held by s's slot alone (count 1), its items are moved into the
+     * binders (no retain, no release) and the slot keeps the emptied
+     * block for a tuple of the body to reuse (eval_let_enter).  Not in
+     * main's context (hooks), whose lets and tuples may run as tasks. */
+    EVAL_X_LET_MOVE,
+    /* IR_TUPLE in the body of an EVAL_X_LET_MOVE let (not inside a
+     * lambda), xslot that let's variable's slot: when that slot holds a
+     * tuple of the same arity held by it alone, the new tuple is built in
+     * its block (Perceus-style reuse; stc__eval_seq). The variable is dead
+     * there, so nothing can see the old tuple. */
+    EVAL_X_TUPLE_REUSE
 };
 #define EVAL_X_SPINE 8
 
@@ -228,6 +274,21 @@ enum {
 #define EVAL_NOINLINE
 #define EVAL_INLINE static inline
 #endif
+
+/* Whether heap value v is held by one reference only (the caller's):
+ * then nothing else can read it and it may be changed in place.  Acquire:
+ * a release by another thread that brought the count to 1 happened
+ * before the changes. */
+static inline bool eval_unique(stc_value v)
+{
+    return val_is_heap(v) && __atomic_load_n(&v.as.obj->refs, __ATOMIC_ACQUIRE) == 1;
+}
+
+/* Scalars built in place: the public stc_value_int & co. are exported
+ * functions, which position-independent code never inlines (a call each). */
+static inline stc_value eval_int(int64_t i) { return (stc_value){.tag = STC_T_INT, .as.i = i}; }
+static inline stc_value eval_float(double f) { return (stc_value){.tag = STC_T_FLOAT, .as.f = f}; }
+static inline stc_value eval_bool(bool b) { return (stc_value){.tag = STC_T_BOOL, .as.b = b}; }
 
 static inline void eval_release_n(stc_value *v, size_t n)
 {
@@ -324,7 +385,7 @@ EVAL_INLINE int eval_quick(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_v
         return 0;
     }
     if (e->xop == EVAL_X_BINOP && eval_leaf_int(e, fr, out)) return 0;
-    if (e->xop != EVAL_X_GENERIC) {
+    if ((unsigned)e->xop - 1u < (unsigned)EVAL_X_BUILTIN) { /* EVAL_X_BINOP .. EVAL_X_BUILTIN */
         *out = (stc_value){.tag = STC_T_UNIT};
         cx->depth++;
         int rc = e->xop == EVAL_X_BINOP         ? stc__eval_fast_binop(cx, e, fr, out)
@@ -346,6 +407,14 @@ EVAL_INLINE int eval_let_enter(eval_ctx *cx, const ir_expr *e, eval_frame *fr)
     if (e->kind == IR_LETTUPLE && e->a->kind == IR_VAR) {
         stc_value v = fr->slots[e->a->u.var->slot];
         int rc = eval_let_check(cx, e, v);
+        if (rc == 0 && e->xop == EVAL_X_LET_MOVE && !cx->hooks && eval_unique(v)) {
+            stc_value *items = val_seq_items(v); /* moved out; the block stays in the slot */
+            for (int i = 0; i < e->u.let.nbinders; i++) {
+                eval_bind(fr, e->u.let.binders[i], items[i]);
+                items[i] = (stc_value){.tag = STC_T_UNIT};
+            }
+            return 0;
+        }
         for (int i = 0; rc == 0 && i < e->u.let.nbinders; i++)
             eval_bind(fr, e->u.let.binders[i], val_retain(val_seq_items(v)[i]));
         return rc;

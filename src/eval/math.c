@@ -16,7 +16,7 @@ static double math_float_pick(bool want_max, double a, double b)
 {
     if (isnan(a)) return a;
     if (isnan(b)) return b;
-    int c = stc__val_order(stc_value_float(a), stc_value_float(b));
+    int c = stc__val_order(eval_float(a), eval_float(b));
     return (want_max ? c >= 0 : c <= 0) ? a : b;
 }
 
@@ -26,11 +26,11 @@ int stc__eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_va
     switch (bi) {
     case BI_ABS:
         if (a[0].tag == STC_T_INT) {
-            *out = stc_value_int(a[0].as.i < 0 ? (int64_t)(0 - (uint64_t)a[0].as.i) : a[0].as.i);
+            *out = eval_int(a[0].as.i < 0 ? (int64_t)(0 - (uint64_t)a[0].as.i) : a[0].as.i);
             return 0;
         }
         if (a[0].tag != STC_T_FLOAT) break;
-        *out = stc_value_float(fabs(a[0].as.f));
+        *out = eval_float(fabs(a[0].as.f));
         return 0;
     case BI_MIN:
     case BI_MAX:
@@ -40,11 +40,11 @@ int stc__eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_va
             return 0;
         }
         if (a[0].tag != STC_T_FLOAT || a[1].tag != STC_T_FLOAT) break;
-        *out = stc_value_float(math_float_pick(bi == BI_MAX, a[0].as.f, a[1].as.f));
+        *out = eval_float(math_float_pick(bi == BI_MAX, a[0].as.f, a[1].as.f));
         return 0;
     case BI_POW:
         if (a[0].tag != STC_T_FLOAT || a[1].tag != STC_T_FLOAT) break;
-        *out = stc_value_float(pow(a[0].as.f, a[1].as.f));
+        *out = eval_float(pow(a[0].as.f, a[1].as.f));
         return 0;
     case BI_SQRT:
     case BI_EXP:
@@ -54,7 +54,7 @@ int stc__eval_math_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_va
         if (a[0].tag != STC_T_FLOAT) break;
         double x = a[0].as.f;
         if (bi == BI_FLOOR || bi == BI_CEIL) return stc__eval_to_int(cx, loc, name, x, bi == BI_FLOOR ? floor(x) : ceil(x), out);
-        *out = stc_value_float(bi == BI_SQRT ? sqrt(x) : bi == BI_EXP ? exp(x) : log(x));
+        *out = eval_float(bi == BI_SQRT ? sqrt(x) : bi == BI_EXP ? exp(x) : log(x));
         return 0;
     }
     default: break;

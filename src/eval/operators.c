@@ -64,7 +64,7 @@ static int eval_compare(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b
         return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operands for '%s'",
                           stc__ir_binop_name(op));
     }
-    *out = stc_value_bool(r);
+    *out = eval_bool(r);
     return 0;
 }
 
@@ -265,9 +265,9 @@ EVAL_NOINLINE int stc__eval_unop(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
     stc_value a;
     int rc = stc__eval_expr(cx, e->a, fr, &a);
     if (rc) return rc;
-    if (e->u.unop == OP_NOT && a.tag == STC_T_BOOL) *out = stc_value_bool(!a.as.b);
-    else if (e->u.unop == OP_NEG && a.tag == STC_T_INT) *out = stc_value_int((int64_t)(0 - (uint64_t)a.as.i));
-    else if (e->u.unop == OP_NEG && a.tag == STC_T_FLOAT) *out = stc_value_float(-a.as.f);
+    if (e->u.unop == OP_NOT && a.tag == STC_T_BOOL) *out = eval_bool(!a.as.b);
+    else if (e->u.unop == OP_NEG && a.tag == STC_T_INT) *out = eval_int((int64_t)(0 - (uint64_t)a.as.i));
+    else if (e->u.unop == OP_NEG && a.tag == STC_T_FLOAT) *out = eval_float(-a.as.f);
     else {
         val_release(a);
         return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: bad operand for '%s'",

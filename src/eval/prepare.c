@@ -126,9 +126,69 @@ static void prep_expr(const ir_program *p, ir_expr *e)
     }
 }
 
+/* Whether v is one of fn's parameters (whose slots no binder shares). */
+static bool prep_is_param(const ir_fun *fn, const ir_var *v)
+{
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i] == v) return true;
+    return false;
+}
+
+/* EVAL_X_LET_MOVE and EVAL_X_TUPLE_REUSE in top-level function fn's body
+ * e: slot is the slot of the dead parameter whose block the tuples of e
+ * may reuse, or -1.  A let-tuple moves only from a parameter it is the
+ * one mention of in the whole body: then the parameter is dead in the
+ * let's body and after the let alike (`(let (a, b) = s in a, s)` must
+ * not move).  Not into lambdas (frames of their own) nor binop
+ * operands (a tuple there is rare, and this keeps the recursion bounded
+ * by IR_MAX_DEPTH: binop chains nest without limit). */
+static void prep_reuse(const ir_fun *fn, ir_expr *e, int slot)
+{
+    if (!e) return;
+    switch (e->kind) {
+    case IR_LETTUPLE:
+        prep_reuse(fn, e->a, slot);
+        if (e->xop == EVAL_X_GENERIC && e->a->kind == IR_VAR && prep_is_param(fn, e->a->u.var) &&
+            e->a->u.var->slot >= 0 && stc__ir_expr_count_uses(fn->body, e->a->u.var, 2) == 1) {
+            e->xop = EVAL_X_LET_MOVE;
+            slot = e->a->u.var->slot;
+        }
+        prep_reuse(fn, e->b, slot);
+        return;
+    case IR_LET:
+    case IR_IF:
+    case IR_INL:
+    case IR_INR:
+    case IR_UNOP:
+        prep_reuse(fn, e->a, slot);
+        prep_reuse(fn, e->b, slot);
+        prep_reuse(fn, e->c, slot);
+        return;
+    case IR_CASE:
+        prep_reuse(fn, e->a, slot);
+        for (int i = 0; i < e->u.cas.nalts; i++) prep_reuse(fn, e->u.cas.alts[i].body, slot);
+        return;
+    case IR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) prep_reuse(fn, e->u.call.args[i], slot);
+        return;
+    case IR_TUPLE:
+        if (slot >= 0 && e->xop == EVAL_X_GENERIC) {
+            e->xop = EVAL_X_TUPLE_REUSE;
+            e->xslot = slot;
+        }
+        /* fall through */
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++) prep_reuse(fn, e->u.agg.items[i], slot);
+        return;
+    default: return;
+    }
+}
+
 void stc__eval_prepare(ir_program *p)
 {
     for (int i = 0; i < p->nfuns; i++) prep_fun(p, p->funs[i]);
+    for (int i = 0; i < p->nfuns; i++)
+        if (p->funs[i] && p->funs[i]->body && p->funs[i]->nslots > 0) prep_reuse(p->funs[i], p->funs[i]->body, -1);
     for (int i = 0; i < p->nthreads; i++) prep_expr(p, p->threads[i]->init);
     prep_expr(p, p->main);
 }

@@ -242,7 +242,7 @@ static int str_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
     int why = str_int_value(vs, &v);
     if (why != STR_INT_OK)
         return str_error(cx, loc, "parse_int", vs, why == STR_INT_SYNTAX ? "is not an integer" : "is out of range");
-    *out = stc_value_int(v);
+    *out = eval_int(v);
     return 0;
 }
 
@@ -353,7 +353,7 @@ static int str_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out
     const val_str *vs = val_as_str(s);
     double x = 0;
     if (!str_float_value(vs, &x)) return str_error(cx, loc, "parse_float", vs, "is not a number");
-    *out = stc_value_float(x);
+    *out = eval_float(x);
     return 0;
 }
 
@@ -366,7 +366,7 @@ static int str_try_number(eval_ctx *cx, ir_loc loc, bool is_int, stc_value s, st
     double f = 0;
     stc_value r;
     if (is_int ? str_int_value(vs, &i) == STR_INT_OK : str_float_value(vs, &f))
-        r = stc_value_new_inl(is_int ? stc_value_int(i) : stc_value_float(f));
+        r = stc_value_new_inl(is_int ? eval_int(i) : eval_float(f));
     else
         r = stc_value_new_inr(stc_value_unit());
     if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);

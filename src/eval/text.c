@@ -66,16 +66,16 @@ static int text_search(eval_ctx *cx, ir_loc loc, ir_builtin bi, stc_value s, stc
     const val_str *vs = val_as_str(s), *vp = val_as_str(sub);
     bool fits = vp->len <= vs->len;
     switch (bi) {
-    case BI_STARTS_WITH: *out = stc_value_bool(fits && memcmp(vs->data, vp->data, vp->len) == 0); return 0;
+    case BI_STARTS_WITH: *out = eval_bool(fits && memcmp(vs->data, vp->data, vp->len) == 0); return 0;
     case BI_ENDS_WITH:
-        *out = stc_value_bool(fits && memcmp(vs->data + (vs->len - (fits ? vp->len : 0)), vp->data, vp->len) == 0);
+        *out = eval_bool(fits && memcmp(vs->data + (vs->len - (fits ? vp->len : 0)), vp->data, vp->len) == 0);
         return 0;
     default: break;
     }
     bool oom;
     size_t p = text_index(vs, vp, 0, &oom);
     if (oom) return stc__eval_oom(cx, loc);
-    *out = bi == BI_FIND ? stc_value_int(p == SIZE_MAX ? -1 : (int64_t)p) : stc_value_bool(p != SIZE_MAX);
+    *out = bi == BI_FIND ? eval_int(p == SIZE_MAX ? -1 : (int64_t)p) : eval_bool(p != SIZE_MAX);
     return 0;
 }
 

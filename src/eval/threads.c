@@ -100,29 +100,7 @@ bool stc__eval_value_has_type(stc_value v, ir_type *ty)
 
 /* ---- Thread calls ------------------------------------------------------------ */
 
-/* The very same value: one heap object, or equal scalar bits. */
-static bool eval_same_value(stc_value a, stc_value b)
-{
-    if (a.tag != b.tag) return false;
-    switch (a.tag) {
-    case STC_T_UNIT: return true;
-    case STC_T_INT: return a.as.i == b.as.i;
-    case STC_T_FLOAT: return memcmp(&a.as.f, &b.as.f, sizeof a.as.f) == 0;
-    case STC_T_BOOL: return a.as.b == b.as.b;
-    default: return a.as.obj == b.as.obj;
-    }
-}
 
-stc_value stc__eval_state_take(eval_ctx *cx, int t)
-{
-    eval_tstate *st = &cx->states[t];
-    /* val_retain: the public stc_value_retain marks the value shared (a
-     * host's), after which every count change on it is atomic. */
-    if (!cx->p->threads[t]->state_moves || st->value.tag != STC_T_MAP) return val_retain(st->value);
-    stc_value v = st->value;
-    st->value = eval_unit; /* until stc__eval_thread_result stores the new state */
-    return v;
-}
 
 int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc_value *out)
 {
@@ -135,24 +113,10 @@ int stc__eval_thread_result(eval_ctx *cx, int t, stc_value pair, ir_loc loc, stc
     }
     stc_value o = val_retain(val_seq_items(pair)[0]), next = val_retain(val_seq_items(pair)[1]);
     val_release(pair);
-    stc__eval_thread_store(cx, t, o, next, out);
+    eval_thread_store(cx, t, o, next, out);
     return 0;
 }
 
-void stc__eval_thread_store(eval_ctx *cx, int t, stc_value o, stc_value next, stc_value *out)
-{
-    eval_tstate *st = &cx->states[t];
-    *out = o;
-    if (eval_same_value(next, st->value)) {
-        /* The state came back unchanged (a read-only thread): no write, so
-         * the parallel runtime may run such calls on several workers. */
-        val_release(next);
-        return;
-    }
-    stc_value old = st->value;
-    st->value = next;
-    val_release(old);
-}
 
 static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir_loc loc,
                           stc_value *out)
@@ -172,7 +136,7 @@ static int eval_call_lang(eval_ctx *cx, int t, size_t nargs, stc_value *args, ir
     int rc = stc__eval_adapt_args(cx, th->name, k, nargs, args, full, loc);
     stc_value pair = eval_unit;
     if (rc == 0) {
-        full[k] = stc__eval_state_take(cx, t); /* the state as of this call */
+        full[k] = eval_state_take(cx, t); /* the state as of this call */
         rc = stc__eval_call_fun(cx, p->funs[th->fun], NULL, k + 1, full, loc, &pair);
     }
     if (full != small) free(full);

@@ -314,6 +314,46 @@ bool stc__ir_expr_uses(const ir_expr *e, const ir_var *v)
     }
 }
 
+/* Adds e's uses of v to *n, stopping once *n reaches limit. */
+static void ir_count_uses(const ir_expr *e, const ir_var *v, int limit, int *n)
+{
+    while (e && *n < limit && e->kind == IR_BINOP) { /* a chain: its left spine by a loop */
+        ir_count_uses(e->b, v, limit, n);
+        e = e->a;
+    }
+    if (!e || *n >= limit) return;
+    switch (e->kind) {
+    case IR_VAR: *n += e->u.var == v; return;
+    case IR_LAMBDA:
+        for (int i = 0; i < e->u.fn->ncaptures; i++) *n += e->u.fn->captures[i] == v;
+        return;
+    case IR_CALL:
+        *n += e->u.call.kind == CALL_VALUE && e->u.call.callee.var == v;
+        for (int i = 0; i < e->u.call.nargs; i++) ir_count_uses(e->u.call.args[i], v, limit, n);
+        return;
+    case IR_CASE:
+        ir_count_uses(e->a, v, limit, n);
+        for (int i = 0; i < e->u.cas.nalts; i++) ir_count_uses(e->u.cas.alts[i].body, v, limit, n);
+        return;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++) ir_count_uses(e->u.agg.items[i], v, limit, n);
+        return;
+    default:
+        ir_count_uses(e->a, v, limit, n);
+        ir_count_uses(e->b, v, limit, n);
+        ir_count_uses(e->c, v, limit, n);
+        return;
+    }
+}
+
+int stc__ir_expr_count_uses(const ir_expr *e, const ir_var *v, int limit)
+{
+    int n = 0;
+    ir_count_uses(e, v, limit, &n);
+    return n < limit ? n : limit;
+}
+
 void stc__ir_mark_tail_calls(ir_expr *e)
 {
     while (e) { /* down the last tail position; the others recurse */

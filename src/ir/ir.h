@@ -224,6 +224,8 @@ struct ir_expr {
     uint8_t xop;          /* (stc__eval_prepare, src/eval/prepare.c) the evaluator's specialised
                              form of this node (EVAL_X_* in src/eval/eval_internal.h); 0, the
                              generic one, on nodes made later (zeroed) or not specialised */
+    int xslot;            /* (stc__eval_prepare) the frame slot an IR_TUPLE of form
+                             EVAL_X_TUPLE_REUSE may take its block from */
     ir_expr *a, *b, *c;   /* sub-expressions, per kind above */
     union {
         stc_value lit;    /* IR_LIT: owned via an stc__arena_on_free hook */
@@ -364,6 +366,9 @@ ir_type *stc__ir_type_resolve(ir_type *t); /* follows TY_VAR refs */
 char *stc__ir_type_to_string(ir_type *t);
 /* Whether e mentions variable v (directly, in a call or as a capture). */
 bool stc__ir_expr_uses(const ir_expr *e, const ir_var *v);
+/* How many times e mentions v (as stc__ir_expr_uses counts a mention),
+ * counted up to limit at most. */
+int stc__ir_expr_count_uses(const ir_expr *e, const ir_var *v, int limit);
 
 /* Marks the tail calls of a function body (docs/LANGUAGE.md 6): the calls
  * to functions, by name or through a function value (not threads or
