@@ -16,7 +16,11 @@
  * batch is at least 4 x the transport's estimated cost for the batch here
  * (FLOW_OWNED_BATCH_NS + FLOW_OWNED_ITEM_NS an item: encoding the frames,
  * decoding the reply, the messages), else it stays here for the job.
- * Owned stages are spread over the peers round robin. */
+ * The stages that may go take turns, in plan order from one job to the
+ * next, over the peers and this process (which runs every other stage
+ * too): with 2 ranks, of comp_write's f and h one goes to rank 1 and one
+ * stays on rank 0.  (serial_min_ns < 0, the tests: every such stage goes,
+ * round robin over the peers.) */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +213,9 @@ void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx)
     bool *sets, unknown;
     uint64_t cand;
     if (!plan_reach(rt->fi, pl, &sets, &cand, &unknown)) return;
+    /* Round robin over the peers and, under the cost model, this process
+     * (place `peers`), which runs the other stages too. */
+    int places = rt->remote.peers + (rt->remote.serial_min_ns >= 0 ? 1 : 0);
     int n = __builtin_popcountll(pl->remote_owned);
     flow_owned *ow = calloc(1, sizeof *ow);
     if (ow) ow->st = calloc((size_t)n, sizeof *ow->st);
@@ -220,7 +227,7 @@ void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx)
             int t = __builtin_ctzll(m);
             flow_owned_stage *o = &ow->st[ow->n];
             const bool *set = sets + (size_t)t * (size_t)p->nthreads;
-            *o = (flow_owned_stage){.stage = t, .peer = -1, .want = rt->next_peer++ % rt->remote.peers};
+            *o = (flow_owned_stage){.stage = t, .peer = -1, .want = rt->next_peer++ % places};
             if (!(o->threads = malloc((size_t)p->nthreads * sizeof *o->threads))) oom = true;
             for (int i = 0; !oom && i < p->nthreads; i++)
                 if (set[i]) o->threads[o->nthreads++] = i;
@@ -274,6 +281,10 @@ bool stc__flow_owned_goes(flow_job *job, flow_owned_stage *o)
     if (o->decided) return o->peer >= 0;
     long long min = job->rt->remote.serial_min_ns;
     bool go;
+    if (o->want >= job->rt->remote.peers) { /* its turn to stay here */
+        o->decided = true;
+        return false;
+    }
     if (min < 0) {
         go = true;
     } else if (o->batches < FLOW_OWNED_TRIAL_BATCHES && o->ns < FLOW_OWNED_TRIAL_NS) {
