@@ -23,6 +23,8 @@ struct tfake {
     bool busy, answered, stop; /* (lock) */
     long long served;          /* (lock) */
     long long peer_served;     /* (lock) of served: by the peers */
+    void *first_peer;          /* (lock) a copy of the first request to a peer */
+    size_t first_peer_len;     /* (lock) */
     void *first;               /* (lock) a copy of the first request */
     size_t first_len;          /* (lock) */
     stc_remote_server *peer_server[TFAKE_PEERS]; /* the peers' (start_to) */
@@ -124,6 +126,10 @@ static int tfake_start_at(tfake *f, int peer, const void *req, size_t len,
         return STC_ELIMIT;
     }
     if (peer < 0) tfake_keep_first(f, req, len);
+    else if (!f->first_peer && (f->first_peer = malloc(len ? len : 1))) {
+        memcpy(f->first_peer, req, len);
+        f->first_peer_len = len;
+    }
     if (f->mode == TFAKE_ASYNC_NOW) {
         void *rep;
         size_t rlen;
@@ -202,6 +208,16 @@ tfake *tfake_start(stc_program *twin, tfake_mode mode)
 
 const stc_remote *tfake_remote(tfake *f) { return &f->remote; }
 
+void *tfake_take_first_peer(tfake *f, size_t *len)
+{
+    pthread_mutex_lock(&f->lock);
+    void *p = f->first_peer;
+    *len = f->first_peer_len;
+    f->first_peer = NULL;
+    pthread_mutex_unlock(&f->lock);
+    return p;
+}
+
 long long tfake_peer_served(tfake *f)
 {
     pthread_mutex_lock(&f->lock);
@@ -227,6 +243,7 @@ long long tfake_stop(tfake *f, void **first, size_t *first_len)
     stc_remote_server_free(f->server);
     for (int i = 0; i < TFAKE_PEERS; i++) stc_remote_server_free(f->peer_server[i]);
     free(f->away);
+    free(f->first_peer);
     pthread_cond_destroy(&f->cond);
     pthread_mutex_destroy(&f->lock);
     free(f);

@@ -36,6 +36,9 @@ void tfake_set_peers(tfake *f, int peers, long long serial_min_ns);
 /* The requests the peers served so far (serial stages' batches and their
  * states coming back). */
 long long tfake_peer_served(tfake *f);
+/* A copy of the first request a peer got (malloc'd, *len its length; NULL
+ * if none), taken: the caller frees it. */
+void *tfake_take_first_peer(tfake *f, size_t *len);
 /* The executor to put in stc_run_opts.remote (valid until tfake_stop). */
 const stc_remote *tfake_remote(tfake *f);
 /* Stops and frees the fake; returns the requests it served.  *first (may

@@ -297,7 +297,46 @@ static void serial_check(const char *src, tfake_mode mode, int workers, int peer
         if (outcome) *outcome = ref;
         else free(ref);
         free(got);
+        size_t qlen = 0;
+        unsigned char *q = tfake_take_first_peer(f, &qlen);
         tfake_stop(f, NULL, NULL);
+        /* A peer's first request (states and a batch), every strict prefix
+         * of it, corruptions of it and a fetch of every thread: answered or
+         * refused, never a crash or a leak (ASan). */
+        stc_remote_server *server = q ? stc_remote_server_new(twin) : NULL;
+        if (server) {
+            void *rep = NULL;
+            size_t rl = 0;
+            CHECK_INT(stc_remote_server_handle(server, q, qlen, &rep, &rl), 0);
+            free(rep);
+            for (size_t n = 0; n < qlen; n++) {
+                rep = NULL;
+                CHECK(stc_remote_server_handle(server, q, n, &rep, &rl) < 0);
+                free(rep);
+            }
+            unsigned seed = 11;
+            for (int i = 0; i < 500; i++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t at = (seed >> 8) % qlen;
+                unsigned char was = q[at];
+                q[at] = (unsigned char)(seed >> 20);
+                rep = NULL;
+                int rc = stc_remote_server_handle(server, q, qlen, &rep, &rl);
+                CHECK(rc == 0 || rc == STC_EINVAL || rc == STC_ELIMIT);
+                free(rep);
+                q[at] = was;
+            }
+            static const unsigned char fetch[] = {'S', 'T', 'C', 'f', 1, 0}, bad_fetch[] = {'S', 'T', 'C', 'f', 1, 9};
+            rep = NULL;
+            CHECK_INT(stc_remote_server_handle(server, fetch, sizeof fetch, &rep, &rl), 0);
+            CHECK(rep != NULL && rl > 4 && memcmp(rep, "STCs", 4) == 0);
+            free(rep);
+            rep = NULL;
+            CHECK_INT(stc_remote_server_handle(server, bad_fetch, sizeof bad_fetch, &rep, &rl), STC_EINVAL);
+            CHECK(rep == NULL);
+            stc_remote_server_free(server);
+        }
+        free(q);
     }
     stc_program_free(prog);
     stc_program_free(twin);
