@@ -20,6 +20,13 @@
  *           left as it came is the byte 0 (REPLY_SAME, a kind no value
  *           starts with): the sender keeps its own (the input line, on
  *           logstats, need not come back).
+ * Owned:    "STCo", a serial stage's batch for the peer that owns it
+ *           (owned.c): the STCq header, then nstates and per state its
+ *           thread number and value (the stage's first batch carries its
+ *           threads' states, later ones none: the peer keeps them), then
+ *           captures and items as STCq; replied to as STCq.
+ * Fetch:    "STCf" n thread...: the states go back, "STCs" n (thread,
+ *           state)..., and the peer holds them no more.
  * nshards is the runtime's fi->nshards (keyed threads' shard stages
  * depend on the worker count): the server builds its plan with the same,
  * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.  A frame travels whole
