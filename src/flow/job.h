@@ -82,6 +82,10 @@ typedef struct flow_job {
      * record used by the worker holding that stage's turn. */
     uint64_t remote_mask;
     struct flow_owned *owned;
+    /* Per stage of remote_mask (nstages x nslots, owned.c): 1 where the
+     * stage reads the frame slot, so its requests send only those (the
+     * others go as "absent"); NULL: every slot goes. */
+    uint8_t *remote_reads;
     /* ---- */
     size_t next;              /* next item to hand out (the source is serial) */
     bool src_end, src_failed; /* streams: the source ended / failed (the source's) */

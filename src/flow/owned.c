@@ -194,16 +194,93 @@ uint64_t stc__flow_remote_owned_stages(flow_info *fi, const flow_plan *pl)
     return ok;
 }
 
+/* ---- The slots a stage reads ------------------------------------------------------ */
+
+static void mark_slot(uint8_t *set, int nslots, int slot)
+{
+    if (slot >= 0 && slot < nslots) set[slot] = 1;
+}
+
+/* The frame slots e (evaluated in the frame block at `base`) may read:
+ * its variables, a called closure's variable, the captures of the
+ * lambdas it makes (not their bodies: their own frames), over-counting
+ * binders, which a step writes. */
+static void reads_walk(const ir_expr *e, int base, uint8_t *set, int nslots)
+{
+    while (e) {
+        switch (e->kind) {
+        case IR_VAR: mark_slot(set, nslots, base + e->u.var->slot); return;
+        case IR_LAMBDA:
+            for (int i = 0; i < e->u.fn->ncaptures; i++) mark_slot(set, nslots, base + e->u.fn->captures[i]->slot);
+            return;
+        case IR_CALL:
+            if (e->u.call.kind == CALL_VALUE && e->u.call.callee.var)
+                mark_slot(set, nslots, base + e->u.call.callee.var->slot);
+            for (int i = 0; i < e->u.call.nargs; i++) reads_walk(e->u.call.args[i], base, set, nslots);
+            return;
+        case IR_CASE:
+            for (int i = 0; i < e->u.cas.nalts; i++) reads_walk(e->u.cas.alts[i].body, base, set, nslots);
+            e = e->a;
+            continue;
+        case IR_TUPLE:
+        case IR_LIST:
+            for (int i = 0; i < e->u.agg.nitems; i++) reads_walk(e->u.agg.items[i], base, set, nslots);
+            return;
+        default:
+            reads_walk(e->b, base, set, nslots);
+            reads_walk(e->c, base, set, nslots);
+            e = e->a;
+            continue;
+        }
+    }
+}
+
+/* job->remote_reads for the stages in remote_mask (NULL when out of
+ * memory: every slot goes). */
+static void job_reads(flow_job *job)
+{
+    const flow_plan *pl = job->plan;
+    int n = pl->nstages < 64 ? pl->nstages : 64;
+    if (!job->remote_mask || pl->nslots < 1) return;
+    uint8_t *reads = calloc((size_t)n * (size_t)pl->nslots, 1);
+    if (!reads) return;
+    for (int t = 0; t < n; t++) {
+        if (!(job->remote_mask >> t & 1)) continue;
+        uint8_t *set = reads + (size_t)t * (size_t)pl->nslots;
+        const flow_stage *st = &pl->stages[t];
+        for (int k = st->first; k < st->first + st->count; k++) {
+            const flow_step *s = &pl->steps[k];
+            switch (s->kind) {
+            case FS_EVAL: reads_walk(s->e, s->base, set, pl->nslots); break;
+            case FS_SELECT_IF:
+            case FS_SELECT_CASE:
+            case FS_DESTRUCT: mark_slot(set, pl->nslots, s->src); break;
+            default: memset(set, 1, (size_t)pl->nslots); break; /* (never in a remote stage) */
+            }
+        }
+    }
+    job->remote_reads = reads;
+}
+
 /* ---- A job's owned stages -------------------------------------------------------- */
+
+static void job_owned(flow_job *job, eval_ctx *cx);
 
 void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx)
 {
-    flow_runtime *rt = job->rt;
-    const flow_plan *pl = job->plan;
     job->remote_mask = 0;
     job->owned = NULL;
-    if (!rt->remote.call) return;
-    job->remote_mask = pl->remote_ok;
+    job->remote_reads = NULL;
+    if (!job->rt->remote.call) return;
+    job->remote_mask = job->plan->remote_ok;
+    job_owned(job, cx);
+    job_reads(job);
+}
+
+static void job_owned(flow_job *job, eval_ctx *cx)
+{
+    flow_runtime *rt = job->rt;
+    const flow_plan *pl = job->plan;
     /* Not inside a thread's call (its state is in use), and not without
      * peers to own it. */
     if (!pl->remote_owned || !rt->remote.start_to || rt->remote.peers < 1 || job->thread || !rt->rnames || !pl->fn ||
@@ -249,6 +326,8 @@ int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
 {
     flow_owned *ow = job->owned;
     int rc = 0;
+    free(job->remote_reads);
+    job->remote_reads = NULL;
     if (!ow) return 0;
     for (int i = 0; i < ow->n; i++) {
         flow_owned_stage *o = &ow->st[i];

@@ -42,6 +42,7 @@
 #include "value/wire.h"
 
 #define REPLY_SAME 0 /* in a reply: this slot is as the request sent it */
+#define SLOT_ABSENT 0 /* in a request: the stage does not read this slot (not sent) */
 
 typedef struct flow_remote_names {
     ir_fun_table ft;
@@ -295,7 +296,10 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
         if (b->dead[i]) continue;
         stc__buf_put(out, (const char *)b->flags + (size_t)i * (size_t)pl->nflags, (size_t)pl->nflags);
         const stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
-        for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++) rc = stc__val_wire_encode(out, slots[j], &nm->wf);
+        const uint8_t *reads = job->remote_reads ? job->remote_reads + (size_t)stage * (size_t)pl->nslots : NULL;
+        for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++)
+            if (reads && !reads[j]) stc__buf_putc(out, SLOT_ABSENT);
+            else rc = stc__val_wire_encode(out, slots[j], &nm->wf);
     }
     return rc ? rc : buf_ok(out) ? 0 : STC_ENOMEM;
 }
@@ -849,7 +853,15 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
         }
         if (*dead) continue;
         memcpy(flags, fl, (size_t)nflags);
-        for (size_t j = ncaps; j < nslots; j++) came[j] = val_retain(frame[j] = rd_val(&r, wf));
+        /* A slot the stage does not read comes as SLOT_ABSENT and stays
+         * STC_T_INVALID unless a step writes it: then REPLY_SAME. */
+        for (size_t j = ncaps; j < nslots; j++)
+            if (r.at < r.n && r.p[r.at] == SLOT_ABSENT) {
+                r.at++;
+                frame[j] = came[j] = (stc_value){.tag = STC_T_INVALID};
+            } else {
+                came[j] = val_retain(frame[j] = rd_val(&r, wf));
+            }
         if ((rc = r.rc)) break;
         s->cx.item = (long long)(first + i);
         s->cx.thread = job.thread;
