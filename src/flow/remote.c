@@ -29,10 +29,10 @@
  *           state)..., and the peer holds them no more.
  * nshards is the runtime's fi->nshards (keyed threads' shard stages
  * depend on the worker count): the server builds its plan with the same,
- * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.  A frame travels whole
- * (captures once per batch): simple and always right, but a big item
- * goes both ways; sending only the slots the stage reads and writes is
- * the next step. */
+ * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.
+ * A request carries the slots the stage reads (job->remote_reads, owned.c;
+ * the others are the byte SLOT_ABSENT, a placeholder on the peer) and the
+ * captures once per batch; a reply every slot the stage changed. */
 #include <stdlib.h>
 #include <string.h>
 
