@@ -17,11 +17,15 @@
 #   --build DIR  the build holding stc (with MPI) and gen_log (default build)
 #   --dir DIR    where the input is made (default /tmp/stc-bench-mpi)
 #
-# The other ranks run replicated stages that call no thread (docs/CLUSTER.md):
-# `pure` is all such work, logstats's parse stage is, the demo and
-# comp_write (thread calls: serial or thread-calling stages) stay on rank 0,
-# so for those the K > 1 columns measure the price of the job (starting K
-# processes, each loading Open MPI and compiling the program, then waiting).
+# The other ranks run replicated stages that call no thread and serial
+# stages whose work is dear enough (docs/CLUSTER.md): `pure` is all
+# replicated work, logstats's parse stage is replicated (its serial stages
+# are too cheap to move), the paper benchmarks' serial stages f and h take
+# milliseconds an item, so at 2 ranks one of them goes to rank 1.  The
+# "stc run x2Nw" row is one process with twice the workers (issue 14's
+# "2 ranks x 1 worker against 1 rank x 2 workers").  K > 1 columns include
+# the price of the job (starting K processes, each loading Open MPI and
+# compiling the program).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +61,8 @@ log=$dir/access-$lines.log
 progs=(
     "hello|examples/demo.stc|"
     "comp_write (paper, 50 x 2 ms items)|bench/paper/comp_write.stc|"
+    "applicative (paper, serial f, h)|bench/paper/applicative.stc|"
+    "conditional (paper, serial f, h)|bench/paper/conditional.stc|"
     "pure (64 x 2 ms items, replicated)|bench/mpi/pure.stc|"
     "logstats $lines lines|examples/logstats/logstats.stc|--quiet --input $log"
 )
@@ -79,13 +85,15 @@ for p in "${progs[@]}"; do
     for ((r = 0; r < runs; r++)); do
         read -r w c < <(measure "$stc" run --workers "$workers" "${o[@]}" "$prog")
         wall[one]+="$w "; cpu[one]+="$c "
+        read -r w c < <(measure "$stc" run --workers $((2 * workers)) "${o[@]}" "$prog")
+        wall[two]+="$w "; cpu[two]+="$c "
         for ((k = 1; k <= ranks; k++)); do
             read -r w c < <(measure "${mpirun[@]}" -np "$k" "$stc" run --mpi --workers "$workers" "${o[@]}" "$prog")
             wall[$k]+="$w "; cpu[$k]+="$c "
         done
     done
-    for m in one $(seq 1 "$ranks"); do
-        label=$([ "$m" = one ] && echo "stc run" || echo "-np $m")
+    for m in one two $(seq 1 "$ranks"); do
+        case $m in one) label="stc run" ;; two) label="stc run x$((2 * workers))w" ;; *) label="-np $m" ;; esac
         printf '%-40s %-10s %10s %10s\n' "$name" "$label" \
             "$(tr ' ' '\n' <<<"${wall[$m]}" | grep . | median)" "$(tr ' ' '\n' <<<"${cpu[$m]}" | grep . | median)"
     done

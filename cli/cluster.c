@@ -238,6 +238,7 @@ int cli_cluster_finish(int code)
  * 0 from rank 0 says stop. */
 
 #define REMOTE_CREDITS 4 /* batches away per rank at most */
+#define SERIAL_TAG (REMOTE_CREDITS + 1) /* the requests of owned serial stages */
 #define REMOTE_NAP_MIN_NS 20000    /* a serving rank polls: 20 us after a batch, */
 #define SERVE_NAP_MAX_NS 1000000   /* doubling up to 1 ms while none comes */
 /* Rank 0's transport thread polls for replies every 100 us, up to 500 us
@@ -261,7 +262,13 @@ typedef struct remote_away {      /* a request away (remote_lock) */
 typedef struct remote_peer {
     int away;                          /* batches there now (remote_lock) */
     remote_away slot[REMOTE_CREDITS];  /* (remote_lock) */
+    /* Requests of serial stages this rank owns (remote_start_to): no
+     * credits (the run's tokens bound them), tag SERIAL_TAG, answered in
+     * the order sent, so replies pop the ring's head (remote_lock). */
+    remote_away *fifo;
+    int fhead, fcount, fcap;
     long long batches, sent, received; /* answered batches and their bytes (remote_lock) */
+    long long serial;                  /* of batches: serial stages' (remote_lock) */
     long long kept;                    /* batches not sent: every credit in use (remote_lock) */
 } remote_peer;
 
@@ -306,6 +313,80 @@ static int remote_start(void *ud, const void *req, size_t len, remote_done_fn *d
     return 0;
 }
 
+/* stc_remote.start_to: a batch (or a state fetch) of a serial stage that
+ * rank peer + 1 owns.  Always taken (libstc cannot run the stage here: its
+ * states are there); MPI keeps the order of one sender's messages to one
+ * receiver, and the serving rank answers in that order. */
+static int remote_start_to(void *ud, int peer, const void *req, size_t len, remote_done_fn *done, void *token)
+{
+    (void)ud;
+    int rank = peer + 1;
+    if (len > INT_MAX || rank < 1 || rank >= mpi_size) return STC_ELIMIT;
+    pthread_mutex_lock(&remote_lock);
+    remote_peer *pp = &remote_peers[rank];
+    if (remote_stop) {
+        pthread_mutex_unlock(&remote_lock);
+        return STC_ELIMIT;
+    }
+    if (pp->fcount == pp->fcap) { /* grow the ring, unrolled from its head */
+        int ncap = pp->fcap ? 2 * pp->fcap : 16;
+        remote_away *m = malloc((size_t)ncap * sizeof *m);
+        if (!m) {
+            pthread_mutex_unlock(&remote_lock);
+            return STC_ENOMEM;
+        }
+        for (int i = 0; i < pp->fcount; i++) m[i] = pp->fifo[(pp->fhead + i) % pp->fcap];
+        free(pp->fifo);
+        pp->fifo = m, pp->fcap = ncap, pp->fhead = 0;
+    }
+    remote_away *a = &pp->fifo[(pp->fhead + pp->fcount) % pp->fcap];
+    *a = (remote_away){.used = true, .len = len, .done = done, .token = token};
+    int rc = MPI_Isend(req, (int)len, MPI_BYTE, rank, SERIAL_TAG, MPI_COMM_WORLD, &a->sreq);
+    if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "sending a batch of a serial stage", rc);
+    pp->fcount++;
+    remote_nawait++;
+    pthread_cond_signal(&remote_work);
+    pthread_mutex_unlock(&remote_lock);
+    return 0;
+}
+
+/* A reply of a serial stage from rank r, if one came: its request (the
+ * ring's head) is done; lock held.  *buf malloc'd. */
+static bool serial_reply(int r, remote_done_fn **done, void **token, void **buf, int *count)
+{
+    remote_peer *pp = &remote_peers[r];
+    if (!pp->fcount) return false;
+    remote_away *a = &pp->fifo[pp->fhead];
+    int got = 0, rc;
+    MPI_Message msg;
+    MPI_Status st;
+    if ((rc = MPI_Improbe(r, SERIAL_TAG, MPI_COMM_WORLD, &got, &msg, &st)) != MPI_SUCCESS)
+        mpi_fail(CLI_EXIT_OSERR, "waiting for a batch of a serial stage", rc);
+    if (!got) return false;
+    MPI_Get_count(&st, MPI_BYTE, count);
+    if (!(*buf = malloc(*count > 0 ? (size_t)*count : 1))) {
+        dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+        MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+    }
+    if ((rc = MPI_Mrecv(*buf, *count, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        mpi_fail(CLI_EXIT_OSERR, "receiving a batch of a serial stage", rc);
+    /* its request was received, so its send completes now */
+    for (int sent = 0; !sent;) {
+        if ((rc = MPI_Test(&a->sreq, &sent, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            mpi_fail(CLI_EXIT_OSERR, "sending a batch of a serial stage", rc);
+        if (!sent) remote_nap(REMOTE_NAP_MIN_NS);
+    }
+    *done = a->done, *token = a->token;
+    pp->batches++, pp->serial++;
+    pp->sent += (long long)a->len;
+    pp->received += *count;
+    *a = (remote_away){0};
+    pp->fhead = (pp->fhead + 1) % pp->fcap;
+    pp->fcount--;
+    remote_nawait--;
+    return true;
+}
+
 /* The transport thread: until stopped, finds the replies that came and
  * hands them back (outside the lock: done resumes the batch in libstc). */
 static void *remote_loop(void *ud)
@@ -316,8 +397,10 @@ static void *remote_loop(void *ud)
     for (;;) {
         while (!remote_stop && remote_nawait == 0) pthread_cond_wait(&remote_work, &remote_lock);
         if (remote_nawait == 0) break; /* stopped, nothing away */
-        struct { remote_done_fn *done; void *token; void *buf; int count; } back[REMOTE_CREDITS];
+        struct { remote_done_fn *done; void *token; void *buf; int count; } back[REMOTE_CREDITS + 1];
         int nback = 0;
+        for (int r = 1; r < mpi_size && !nback; r++)
+            if (serial_reply(r, &back[0].done, &back[0].token, &back[0].buf, &back[0].count)) nback = 1;
         for (int r = 1; r < mpi_size && !nback; r++)
             for (int k = 0; k < REMOTE_CREDITS && nback < REMOTE_CREDITS; k++) {
                 remote_peer *pp = &remote_peers[r];
@@ -401,7 +484,7 @@ static int remote_call(void *ud, const void *req, size_t len, void **reply, size
     return rc;
 }
 
-static stc_remote remote_mpi = {remote_call, NULL, remote_start, 0};
+static stc_remote remote_mpi = {.call = remote_call, .start = remote_start, .start_to = remote_start_to};
 
 const struct stc_remote *cli_cluster_remote(void)
 {
@@ -413,6 +496,11 @@ const struct stc_remote *cli_cluster_remote(void)
         remote_thread_on = true;
     }
     remote_mpi.slots = REMOTE_CREDITS * (mpi_size - 1);
+    remote_mpi.peers = mpi_size - 1;
+    /* STC_MPI_SERIAL_NS: the placement rule of serial stages (stc_remote:
+     * unset or 0 the cost model, N > 0 ns an item, -1 always: the tests). */
+    const char *serial = getenv("STC_MPI_SERIAL_NS");
+    remote_mpi.serial_min_ns = serial ? strtoll(serial, NULL, 10) : 0;
     return &remote_mpi;
 }
 
@@ -500,8 +588,12 @@ void cli_cluster_stop_servers(bool stats)
         fprintf(stderr, "stats: rank 0: batches kept for want of a credit %lld (credits %d per rank)\n", remote_kept,
                 REMOTE_CREDITS);
     for (int r = 1; stats && remote_peers && r < mpi_size; r++)
-        fprintf(stderr, "stats: rank %d: remote batches %lld, messages %lld, bytes sent %lld, received %lld\n", r,
-                remote_peers[r].batches, 2 * remote_peers[r].batches, remote_peers[r].sent, remote_peers[r].received);
+        fprintf(stderr,
+                "stats: rank %d: remote batches %lld, messages %lld, bytes sent %lld, received %lld, "
+                "serial-stage batches %lld\n",
+                r, remote_peers[r].batches, 2 * remote_peers[r].batches, remote_peers[r].sent,
+                remote_peers[r].received, remote_peers[r].serial);
+    for (int r = 1; remote_peers && r < mpi_size; r++) free(remote_peers[r].fifo);
     free(remote_peers);
     remote_peers = NULL;
 }

@@ -55,8 +55,11 @@ static void cli_after_run(const stc_result *res, const cli_args *a)
                 st.workers, st.smaps_parallel, st.smaps_sequential, st.items, st.peak_in_flight,
                 st.max_in_flight, st.task_groups, st.smaps_looped, st.smaps_fused);
         if (st.remote_batches || st.remote_declined)
-            fprintf(stderr, "stats: remote batches %lld, bytes sent %lld, received %lld, declined %lld\n",
-                    st.remote_batches, st.remote_bytes_sent, st.remote_bytes_received, st.remote_declined);
+            fprintf(stderr,
+                    "stats: remote batches %lld, bytes sent %lld, received %lld, declined %lld, "
+                    "serial stages placed %lld (their batches and states %lld)\n",
+                    st.remote_batches, st.remote_bytes_sent, st.remote_bytes_received, st.remote_declined,
+                    st.remote_moves, st.remote_serial);
     }
 }
 

@@ -403,6 +403,27 @@ typedef struct stc_remote {
      * run keeps that many more batches in flight, so that batches away do
      * not leave the workers without work. */
     int slots;
+    /* Optional (peers 0 or start_to NULL: every serial stage runs here).
+     * The serving processes the transport reaches, numbered 0..peers-1,
+     * and start_to, which sends req to one of them as start does (done
+     * exactly once, req valid until then).  With them a serial stage
+     * whose work is dear may be *owned* by a peer for the rest of an smap
+     * run: its thread states travel there with its next batch, the peer
+     * keeps them and runs the stage's batches strictly in the order sent,
+     * and at the smap's end they come back (docs/DESIGN.md 7c).  So
+     * start_to must take every request (no credit limit: the run's tokens
+     * bound them; a non-zero return is a transport failure, which ends the
+     * run with an error naming the peer), and requests to one peer must be
+     * served in the order start_to was called. */
+    int peers;
+    int (*start_to)(void *ud, int peer, const void *req, size_t len,
+                    void (*done)(void *token, int rc, void *reply, size_t reply_len), void *token);
+    /* Placement of a serial stage (measured on its first batch here):
+     * 0, the model: it goes when its work on a batch is at least 4 x the
+     * transport's estimated cost for the batch here (25 us + 1 us an item,
+     * docs/DESIGN.md 7c); > 0: when its work is at least this many ns an
+     * item; < 0: always, from its first batch (tests). */
+    long long serial_min_ns;
 } stc_remote;
 
 /* The answering side: one per serving process and program (not thread
@@ -469,6 +490,8 @@ typedef struct stc_run_stats {
     long long remote_bytes_sent; /* their requests' bytes */
     long long remote_bytes_received; /* their replies' bytes */
     long long remote_declined;   /* batches sent but run here (transport failure, bad reply) */
+    long long remote_serial;     /* of remote_batches: serial stages' batches run by their owner */
+    long long remote_moves;      /* serial stages placed on a peer (their states went and came back) */
     long long smaps_fused;       /* with 2+ workers: pipelines (counted in smaps_parallel)
                                     that ran fused on the calling thread from start to end,
                                     their first batches' stage times predicting too little

@@ -36,7 +36,8 @@
  * (tests/support/remote_fake.h: a server thread with its own compile of
  * the test), so the replicated stages that may go run there;
  * --remote-async does the same with an asynchronous one (stc_remote.start:
- * a batch away holds no worker).  Modes and runs go through tests/support/run_modes.h; uses
+ * a batch away holds no worker; and two peers that own every serial stage
+ * they may, tfake_set_peers).  Modes and runs go through tests/support/run_modes.h; uses
  * only the public API (stc.h). Ends
  * with "lang: N passed, N failed"; exit status 1 when anything failed. */
 #include <dirent.h>
@@ -87,6 +88,7 @@ typedef struct lr_state {
     const char *filter;
     int passed, failed;
     long long remote_batches; /* served by the fake executors */
+    long long serial_batches; /* of them, by the peers owning serial stages (--remote-async) */
 } lr_state;
 
 static void lr_fail(lr_state *st, const lr_test *t, const char *mode, const char *fmt, ...)
@@ -344,8 +346,12 @@ static void lr_run_test(lr_state *st, const lr_test *t, const char *file, const 
         tfake *fake = NULL;
         if (st->remote && (stc_compile(env, src, len, file, &twin, NULL) != 0 || !(fake = tfake_start(twin, st->remote_async ? TFAKE_ASYNC : TFAKE_SERVE))))
             lr_fail(st, t, "remote", "  could not start the fake remote executor\n");
+        /* asynchronous: 2 peers that own every serial stage they may, from
+         * its first batch */
+        if (fake && st->remote_async) tfake_set_peers(fake, 2, -1);
         for (int i = 0; i < st->nmodes; i++)
             lr_check_run(st, t, file, prog, &st->modes[i], fake ? tfake_remote(fake) : NULL);
+        if (fake) st->serial_batches += tfake_peer_served(fake);
         if (fake) st->remote_batches += tfake_stop(fake, NULL, NULL);
         stc_program_free(twin);
     }
@@ -518,6 +524,10 @@ int main(int argc, char **argv)
         /* the executors must have run something, or --remote tests nothing */
         printf("lang: %lld batches ran on the fake remote executors\n", st.remote_batches);
         if (st.remote_batches == 0) return 1;
+        if (st.remote_async) { /* and serial stages were owned there */
+            printf("lang: %lld of them serial stages' (batches and states)\n", st.serial_batches);
+            if (st.serial_batches == 0) return 1;
+        }
     }
     return st.failed || !st.passed ? 1 : 0;
 }

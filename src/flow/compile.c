@@ -470,5 +470,6 @@ flow_plan *stc__flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun
     }
     if (c.oom || flow_stages(&c) != 0 || stc__flow_shard_plan(fi, pl) != 0) return NULL;
     pl->remote_ok = fn ? stc__flow_remote_stages(fi, pl) : 0;
+    pl->remote_owned = fn ? stc__flow_remote_owned_stages(fi, pl) : 0;
     return pl;
 }

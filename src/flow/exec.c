@@ -531,6 +531,7 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     }
     flow_job job;
     flow_job_init(&job, rt, cx, e, pl, prof, fnv, xs, s, s ? NULL : val_seq_items(result));
+    stc__flow_owned_job_start(&job, cx); /* stages a remote executor may run (owned.c) */
     /* one worker fused: one batch at a time */
     int tokens = job.fused && rt->workers == 1 ? 1 : flow_tokens(rt, pl, s != NULL);
     rc = stc__flow_shards_split(&job, cx);
@@ -543,8 +544,13 @@ static int flow_run(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int thread
     } else {
         stc__flow_shards_merge(&job, cx);
     }
+    int orc = stc__flow_owned_job_end(&job, cx); /* states of stages owned elsewhere back (owned.c) */
     flow_job_fini(&job);
     flow_job_count(&job, tokens, count);
+    if (orc != 0 && job.err_index < 0) { /* recorded in cx */
+        val_release(result);
+        return orc;
+    }
     if (rc != 0 && job.err_index < 0) {
         val_release(result);
         return stc__eval_oom(cx, job.loc);

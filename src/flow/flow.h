@@ -147,6 +147,8 @@ typedef struct flow_plan {
     int call_depth;       /* deepest depth (relative) of a call planned in place, where
                              the evaluator checks the depth limit; -1: none */
     uint64_t remote_ok;   /* bit t: stage t may run on a remote executor (remote.c) */
+    uint64_t remote_owned; /* bit t: serial stage t may be owned by a remote executor,
+                              its threads' states with it (remote.c) */
 } flow_plan;
 
 /* ---- Remote stages (remote.c) ----------------------------------------------- */
@@ -155,6 +157,12 @@ typedef struct flow_plan {
  * process: replicated, and every step evaluating only what calls no
  * thread, no function value, no smap (through the functions it calls). */
 uint64_t stc__flow_remote_stages(flow_info *fi, const flow_plan *pl);
+/* The serial stages (bits 0..63) another process may own: not a shard
+ * stage, every step an expression, a select or a let-tuple's binding that
+ * calls no C, keyed or split thread, no function value and no smap (through
+ * every function and thread function called), nor reads a thread's state
+ * by state(t); and no other stage reaches any thread it reaches. */
+uint64_t stc__flow_remote_owned_stages(flow_info *fi, const flow_plan *pl);
 
 /* The answering side of stc_remote (include/stc.h). */
 typedef struct flow_remote_server flow_remote_server;

@@ -101,6 +101,9 @@ struct flow_runtime {
     stc_remote remote;
     struct flow_remote_names *rnames;
     atomic_llong remote_batches, remote_sent, remote_received, remote_declined;
+    atomic_llong remote_serial; /* of remote_batches: serial stages' (atomic) */
+    atomic_llong remote_moves;  /* serial stages placed on a peer (atomic) */
+    int next_peer;              /* round robin of owned serial stages (main thread only) */
 };
 
 /* ---- Remote stages (remote.c) ---- */

@@ -121,6 +121,8 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
          * called, something called; rank 0 too when every credit is used */
         if (g->ranks > 1 && s < 64 && (pl->remote_ok >> s & 1))
             stc__buf_printf(b, "\\nranks 0-%d", g->ranks - 1);
+        else if (g->ranks > 1 && s < 64 && (pl->remote_owned >> s & 1)) /* owned.c: one rank, by cost */
+            stc__buf_printf(b, "\\none of ranks 0-%d", g->ranks - 1);
         else if (g->ranks > 1)
             stc__buf_printf(b, "\\nrank 0");
         stc__buf_printf(b, "%s · line %d\", shape=%s, fillcolor=\"%s\"%s];\n",

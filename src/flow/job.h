@@ -76,6 +76,16 @@ typedef struct flow_job {
      * owned by the one serial stage whose FS_KEYED step runs on it. */
     stc_value *shard_maps;
     struct eval_tstate *wstates; /* per worker: a copy of main's states for shard steps */
+    /* Stages a remote executor may run (remote.c, owned.c): the plan's
+     * remote_ok, and remote_owned when its transport has peers; 0 without
+     * one.  owned: the serial stages a peer may own (NULL: none), each
+     * record used by the worker holding that stage's turn. */
+    uint64_t remote_mask;
+    struct flow_owned *owned;
+    /* Per stage of remote_mask (nstages x nslots, owned.c): 1 where the
+     * stage reads the frame slot, so its requests send only those (the
+     * others go as "absent"); NULL: every slot goes. */
+    uint8_t *remote_reads;
     /* ---- */
     size_t next;              /* next item to hand out (the source is serial) */
     bool src_end, src_failed; /* streams: the source ended / failed (the source's) */
@@ -170,6 +180,17 @@ int stc__flow_item_steps(flow_job *job, eval_ctx *cx, int stage, stc_value *slot
  * comes back the stage runs again and this adopts the reply. */
 bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch *sb, sched_status *status, int *nran,
                             uint64_t *wait_ns);
+
+/* Serial stages owned by another process (owned.c).  Before a job's run
+ * (main's context cx): sets job->remote_mask and, when the transport has
+ * peers, job->owned.  After it: the owned stages' thread states back into
+ * main's states, and job->owned freed; 0, or an error recorded in cx (a
+ * peer that did not give them back). */
+void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx);
+int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx);
+/* Stage `stage` ran here on a batch (ns of work, nran items): what the
+ * placement decision measures (job->owned set; the stage's turn held). */
+void stc__flow_owned_note(flow_job *job, int stage, uint64_t ns, int nran);
 
 /* Accounts an activation of stage (FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE
  * included) by worker from t0 to t1, over nran items of batch seq, in the

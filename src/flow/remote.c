@@ -20,21 +20,29 @@
  *           left as it came is the byte 0 (REPLY_SAME, a kind no value
  *           starts with): the sender keeps its own (the input line, on
  *           logstats, need not come back).
+ * Owned:    "STCo", a serial stage's batch for the peer that owns it
+ *           (owned.c): the STCq header, then nstates and per state its
+ *           thread number and value (the stage's first batch carries its
+ *           threads' states, later ones none: the peer keeps them), then
+ *           captures and items as STCq; replied to as STCq.
+ * Fetch:    "STCf" n thread...: the states go back, "STCs" n (thread,
+ *           state)..., and the peer holds them no more.
  * nshards is the runtime's fi->nshards (keyed threads' shard stages
  * depend on the worker count): the server builds its plan with the same,
- * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.  A frame travels whole
- * (captures once per batch): simple and always right, but a big item
- * goes both ways; sending only the slots the stage reads and writes is
- * the next step. */
+ * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.
+ * A request carries the slots the stage reads (job->remote_reads, owned.c;
+ * the others are the byte SLOT_ABSENT, a placeholder on the peer) and the
+ * captures once per batch; a reply every slot the stage changed. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow/job.h"
+#include "flow/owned.h"
 #include "ir/funtable.h"
 #include "value/value.h"
 #include "value/wire.h"
 
 #define REPLY_SAME 0 /* in a reply: this slot is as the request sent it */
+#define SLOT_ABSENT 0 /* in a request: the stage does not read this slot (not sent) */
 
 typedef struct flow_remote_names {
     ir_fun_table ft;
@@ -263,23 +271,35 @@ static void release_n(stc_value *v, size_t n)
 
 /* The request for stage `stage` of the (loaded) batch: 0, or the code of a
  * value that cannot travel. */
-static int request_encode(flow_job *job, int smap, int fn, int stage, const flow_batch *b, buf *out)
+static int request_encode(flow_job *job, int smap, int fn, int stage, const flow_batch *b, buf *out,
+                          const flow_owned_stage *o)
 {
     const flow_plan *pl = job->plan;
     const flow_remote_names *nm = job->rt->rnames;
-    stc__buf_put(out, "STCq", 4);
+    stc__buf_put(out, o ? "STCo" : "STCq", 4);
     uint64_t head[] = {(uint64_t)smap, (uint64_t)fn, (uint64_t)job->rt->fi->nshards, (uint64_t)stage, (uint64_t)job->base_depth, b->first,
                        (uint64_t)b->n, (uint64_t)pl->nslots, (uint64_t)pl->nflags, (uint64_t)job->ncaps,
                        (uint64_t)(thread_number(job->rt->p, job->thread) + 1)};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++) stc__val_wire_put_uvarint(out, head[i]);
     int rc = 0;
+    if (o) { /* an owned stage: its threads' states go with its first batch */
+        int k = o->moved ? 0 : o->nthreads;
+        stc__val_wire_put_uvarint(out, (uint64_t)k);
+        for (int i = 0; rc == 0 && i < k; i++) {
+            stc__val_wire_put_uvarint(out, (uint64_t)o->threads[i]);
+            rc = stc__val_wire_encode(out, job->owned->states[o->threads[i]].value, &nm->wf);
+        }
+    }
     for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
     for (int i = 0; rc == 0 && i < b->n; i++) {
         stc__buf_putc(out, (char)b->dead[i]);
         if (b->dead[i]) continue;
         stc__buf_put(out, (const char *)b->flags + (size_t)i * (size_t)pl->nflags, (size_t)pl->nflags);
         const stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
-        for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++) rc = stc__val_wire_encode(out, slots[j], &nm->wf);
+        const uint8_t *reads = job->remote_reads ? job->remote_reads + (size_t)stage * (size_t)pl->nslots : NULL;
+        for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++)
+            if (reads && !reads[j]) stc__buf_putc(out, SLOT_ABSENT);
+            else rc = stc__val_wire_encode(out, slots[j], &nm->wf);
     }
     return rc ? rc : buf_ok(out) ? 0 : STC_ENOMEM;
 }
@@ -369,6 +389,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
  * worker that runs the stage again reads them). */
 typedef struct flow_away {
     buf req;
+    int peer;            /* an owned stage's batch: its peer (else -1) */
     sched_pool *pool;
     sched_batch *sb;
     sched_status loaded; /* what loading the frames said (SCHED_STOP: an item failed) */
@@ -389,18 +410,19 @@ static void away_done(void *token, int rc, void *reply, size_t reply_len)
 /* Adopts reply rep (consumed) of a request of `sent` bytes: true when the
  * batch's frames (or an item's error) are now the stage's outcome. */
 static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void *rep, size_t replen, size_t sent,
-                        sched_status *status, int *nran)
+                        sched_status *status, int *nran, bool owned)
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
     reply r;
     if (rc != 0 || !rep || reply_decode(job, b, rep, replen, &r) != 0) {
         free(rep);
-        atomic_fetch_add(&rt->remote_declined, 1);
+        if (!owned) atomic_fetch_add(&rt->remote_declined, 1);
         return false;
     }
     free(rep);
     atomic_fetch_add(&rt->remote_batches, 1);
+    if (owned) atomic_fetch_add(&rt->remote_serial, 1);
     atomic_fetch_add(&rt->remote_sent, (long long)sent);
     atomic_fetch_add(&rt->remote_received, (long long)replen);
     /* Adopt: the answered items' frames and flags, then the error. */
@@ -438,6 +460,142 @@ static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void
     return true;
 }
 
+/* ---- Serial stages owned by a peer (owned.c) ------------------------------------ */
+
+/* Records an error of the owned stage's transport for the batch's first
+ * live item (the items from there on are dead). */
+static void owned_fail(flow_job *job, eval_ctx *cx, flow_batch *b, int peer, const char *what)
+{
+    for (int i = 0; i < b->n; i++) {
+        if (b->dead[i]) continue;
+        cx->item = (long long)(b->first + (size_t)i);
+        cx->thread = job->thread;
+        if (!cx->err.code) stc__eval_error(cx, STC_EIO, job->loc, "remote executor %d: %s", peer, what);
+        stc__flow_record_error(job, cx, cx->item);
+        memset(b->dead + i, 1, (size_t)(b->n - i));
+        return;
+    }
+}
+
+/* Stage o of the batch: sent to its peer (SCHED_AWAY_PASS: the next batch
+ * may be sent at once, the peer keeps the order), or false: it runs here
+ * (not placed there, or it just came back). */
+static bool owned_stage(flow_job *job, eval_ctx *cx, flow_owned_stage *o, int smap, int fn, sched_batch *sb,
+                        sched_status *status, int *nran)
+{
+    flow_runtime *rt = job->rt;
+    flow_batch *b = sb->data;
+    if (o->peer < 0 && !stc__flow_owned_goes(job, o)) return false;
+    sched_status loaded = b->loaded ? SCHED_CONTINUE : stc__flow_load_batch(job, cx, b);
+    int live = 0;
+    for (int i = 0; i < b->n; i++) live += !b->dead[i];
+    if (!live) { /* nothing to send */
+        *status = loaded, *nran = 0;
+        return true;
+    }
+    flow_away *a = malloc(sizeof *a);
+    buf req = BUF_INIT;
+    int rc = a ? request_encode(job, smap, fn, o->stage, b, &req, o) : STC_ENOMEM;
+    bool first = !o->moved;
+    if (rc == 0) {
+        *a = (flow_away){.req = req, .peer = o->peer, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        b->away = a; /* before start_to: the reply may come before it returns */
+        if (rt->remote.start_to(rt->remote.ud, o->peer, a->req.data, a->req.len, away_done, a) == 0) {
+            /* (a and b may be back and gone already: neither is touched) */
+            if (first) { /* the states are there now, and nowhere else */
+                for (int i = 0; i < o->nthreads; i++) {
+                    eval_tstate *st = &job->owned->states[o->threads[i]];
+                    val_release(st->value);
+                    st->value = flow_unit();
+                }
+                o->moved = true;
+                atomic_fetch_add(&rt->remote_moves, 1);
+            }
+            *status = SCHED_AWAY_PASS;
+            return true;
+        }
+        b->away = NULL;
+        if (!first) { /* its states are there: it cannot run here */
+            stc__buf_free(&a->req);
+            free(a);
+            owned_fail(job, cx, b, o->peer, "the transport did not take a batch of a serial stage");
+            *status = SCHED_STOP, *nran = 0;
+            return true;
+        }
+        req = a->req;
+    }
+    /* A value that cannot travel, or the transport refused the first batch:
+     * the stage runs here for the rest of the job (its states back first). */
+    stc__buf_free(&req);
+    free(a);
+    if (o->moved && stc__flow_owned_recall(job, cx, o, true) != 0) {
+        owned_fail(job, cx, b, o->peer, "");
+        *status = SCHED_STOP, *nran = 0;
+        return true;
+    }
+    o->peer = -1;
+    o->decided = true;
+    return false;
+}
+
+int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, bool report)
+{
+    flow_runtime *rt = job->rt;
+    const flow_remote_names *nm = rt->rnames;
+    int peer = o->peer;
+    buf req = BUF_INIT;
+    stc__buf_put(&req, "STCf", 4);
+    stc__val_wire_put_uvarint(&req, (uint64_t)o->nthreads);
+    for (int i = 0; i < o->nthreads; i++) stc__val_wire_put_uvarint(&req, (uint64_t)o->threads[i]);
+    void *rep = NULL;
+    size_t len = 0;
+    int rc = buf_ok(&req) ? stc__flow_owned_call(rt, peer, &req, &rep, &len) : STC_ENOMEM;
+    size_t sent = req.len;
+    stc__buf_free(&req);
+    stc_value *got = calloc((size_t)o->nthreads + 1, sizeof *got);
+    rd r = {rep, rep ? len : 0, 0, rc ? rc : got ? 0 : STC_ENOMEM};
+    const uint8_t *magic = rd_bytes(&r, 4);
+    if (magic && memcmp(magic, "STCs", 4) != 0) r.rc = STC_EINVAL;
+    if (rd_uv(&r) != (uint64_t)o->nthreads) r.rc = r.rc ? r.rc : STC_EINVAL;
+    int k = 0;
+    while (!r.rc && k < o->nthreads) {
+        uint64_t t = rd_uv(&r);
+        stc_value v = rd_val(&r, &nm->wf);
+        if (!r.rc && t != (uint64_t)o->threads[k]) r.rc = STC_EINVAL;
+        if (r.rc) {
+            val_release(v);
+            break;
+        }
+        got[k++] = v;
+    }
+    if (!r.rc && r.at != r.n) r.rc = STC_EINVAL;
+    free(rep);
+    o->moved = false;
+    o->peer = -1;
+    o->decided = true;
+    if (r.rc) {
+        release_n(got, (size_t)k);
+        free(got);
+        if (report) {
+            cx->thread = job->thread;
+            stc__eval_error(cx, STC_EIO, job->loc,
+                            "remote executor %d: the states of a serial stage did not come back", peer);
+        }
+        return STC_EIO;
+    }
+    for (int i = 0; i < o->nthreads; i++) {
+        eval_tstate *st = &job->owned->states[o->threads[i]];
+        val_release(st->value);
+        st->value = got[i];
+    }
+    free(got);
+    atomic_fetch_add(&rt->remote_batches, 1); /* a request and a reply, as the transport counts */
+    atomic_fetch_add(&rt->remote_serial, 1);
+    atomic_fetch_add(&rt->remote_sent, (long long)sent);
+    atomic_fetch_add(&rt->remote_received, (long long)len);
+    return 0;
+}
+
 bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch *sb, sched_status *status, int *nran,
                             uint64_t *wait_ns)
 {
@@ -448,7 +606,11 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
     if (b->away) { /* back from another process */
         flow_away *a = b->away;
         b->away = NULL;
-        bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran);
+        bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran, a->peer >= 0);
+        if (!ok && a->peer >= 0) { /* the peer ran it (its states moved on): it cannot run here */
+            owned_fail(job, cx, b, a->peer, "a batch of a serial stage came back unreadable");
+            *status = SCHED_STOP, *nran = 0, ok = true;
+        }
         if (ok && a->loaded == SCHED_STOP) *status = SCHED_STOP;
         stc__buf_free(&a->req);
         free(a);
@@ -458,16 +620,18 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
     int smap = names_smap(rt->rnames, pl->smap);
     int64_t fn = rt->rnames->wf.code_id(rt->rnames->wf.ud, pl->fn);
     if (smap < 0 || fn < 0) return false;
+    if (job->owned && stage < 64 && job->owned->at[stage] >= 0)
+        return owned_stage(job, cx, &job->owned->st[job->owned->at[stage]], smap, (int)fn, sb, status, nran);
     sched_status loaded = b->loaded ? SCHED_CONTINUE : stc__flow_load_batch(job, cx, b);
     flow_away *a = rt->remote.start ? malloc(sizeof *a) : NULL;
     buf req = BUF_INIT;
-    if (request_encode(job, smap, (int)fn, stage, b, &req) != 0) {
+    if (request_encode(job, smap, (int)fn, stage, b, &req, NULL) != 0) {
         stc__buf_free(&req);
         free(a);
         return false; /* runs here; the frames stay loaded */
     }
     if (a) {
-        *a = (flow_away){.req = req, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        *a = (flow_away){.req = req, .peer = -1, .pool = rt->pool, .sb = sb, .loaded = loaded};
         b->away = a; /* before start: the reply may come before it returns */
         if (rt->remote.start(rt->remote.ud, a->req.data, a->req.len, away_done, a) == 0) {
             *status = SCHED_AWAY;
@@ -485,7 +649,7 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
     *wait_ns = flow_now_ns() - t0;
     size_t sent = req.len;
     stc__buf_free(&req);
-    if (!reply_adopt(job, cx, b, rc, rep, replen, sent, status, nran)) {
+    if (!reply_adopt(job, cx, b, rc, rep, replen, sent, status, nran, false)) {
         *wait_ns = 0;
         return false;
     }
@@ -504,6 +668,7 @@ struct flow_remote_server {
     int nfuns;
     bool cx_ready;
     eval_ctx cx;
+    eval_tstate *states; /* the owned stages' thread states held here (p->nthreads) */
 };
 
 flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
@@ -518,11 +683,14 @@ flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
         s->plans = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->plans);
         s->plan_shards = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->plan_shards);
     }
-    if (!s->fi || !s->names || !s->plans || !s->plan_shards) {
+    s->states = calloc((size_t)p->nthreads + 1, sizeof *s->states);
+    for (int t = 0; s->states && t < p->nthreads; t++)
+        s->states[t] = (eval_tstate){.value = stc_value_unit(), .init = stc_value_unit()};
+    if (!s->fi || !s->names || !s->plans || !s->plan_shards || !s->states) {
         stc__flow_remote_server_free(s);
         return NULL;
     }
-    stc__eval_ctx_init(&s->cx, p, NULL);
+    stc__eval_ctx_init(&s->cx, p, s->states);
     s->cx_ready = true;
     return s;
 }
@@ -533,6 +701,8 @@ void stc__flow_remote_server_free(flow_remote_server *s)
     if (s->cx_ready) stc__eval_ctx_fini(&s->cx);
     free(s->plans); /* the plans are in fi->mem */
     free(s->plan_shards);
+    for (int t = 0; s->states && t < s->p->nthreads; t++) val_release(s->states[t].value);
+    free(s->states);
     stc__flow_remote_names_free(s->names);
     stc__flow_info_free(s->fi);
     free(s);
@@ -577,13 +747,59 @@ int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, v
     return rc;
 }
 
+/* Whether t names a thread whose state may be held here. */
+static bool ownable_thread(const flow_remote_server *s, uint64_t t)
+{
+    return t < (uint64_t)s->p->nthreads && s->p->threads[t]->kind == THREAD_LANG && !s->p->threads[t]->keyed;
+}
+
+/* "STCf" n thread...: the states held here go back ("STCs" n, then
+ * thread and state each) and are no longer held. */
+static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply_len)
+{
+    uint64_t n = rd_uv(r);
+    if (r->rc || n > (uint64_t)s->p->nthreads) return STC_EINVAL;
+    size_t at = r->at;
+    for (uint64_t i = 0; i < n; i++)
+        if (!ownable_thread(s, rd_uv(r)) || r->rc) return STC_EINVAL;
+    if (r->at != r->n) return STC_EINVAL;
+    r->at = at;
+    buf out = BUF_INIT;
+    stc__buf_put(&out, "STCs", 4);
+    stc__val_wire_put_uvarint(&out, n);
+    int rc = 0;
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        uint64_t t = rd_uv(r);
+        stc__val_wire_put_uvarint(&out, t);
+        rc = stc__val_wire_encode(&out, s->states[t].value, &s->names->wf);
+    }
+    if (!rc && !buf_ok(&out)) rc = STC_ENOMEM;
+    if (rc) {
+        stc__buf_free(&out);
+        return rc;
+    }
+    r->at = at;
+    for (uint64_t i = 0; i < n; i++) { /* gone back: not held here any more */
+        uint64_t t = rd_uv(r);
+        val_release(s->states[t].value);
+        s->states[t].value = stc_value_unit();
+        s->states[t].ready = false;
+    }
+    *reply_len = out.len;
+    *reply = stc__buf_take(&out);
+    return 0;
+}
+
 static int serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len)
 {
     *reply = NULL;
     *reply_len = 0;
     rd r = {req, len, 0, 0};
     const uint8_t *magic = rd_bytes(&r, 4);
-    if (!magic || memcmp(magic, "STCq", 4) != 0) return STC_EINVAL;
+    if (!magic) return STC_EINVAL;
+    if (memcmp(magic, "STCf", 4) == 0) return serve_fetch(s, &r, reply, reply_len);
+    bool owned = memcmp(magic, "STCo", 4) == 0;
+    if (!owned && memcmp(magic, "STCq", 4) != 0) return STC_EINVAL;
     uint64_t smap = rd_uv(&r), fn = rd_uv(&r), nshards = rd_uv(&r), stage = rd_uv(&r), depth = rd_uv(&r), first = rd_uv(&r),
              n = rd_uv(&r), nslots = rd_uv(&r), nflags = rd_uv(&r), ncaps = rd_uv(&r), th = rd_uv(&r);
     if (r.rc || smap >= (uint64_t)s->names->nsmaps || fn >= (uint64_t)s->nfuns || depth >= EVAL_MAX_DEPTH ||
@@ -599,11 +815,24 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
         s->plan_shards[at] = (int)nshards;
     }
     const flow_plan *pl = *slot;
-    if (stage >= (uint64_t)pl->nstages || stage >= 64 || !(pl->remote_ok >> stage & 1) ||
+    if (stage >= (uint64_t)pl->nstages || stage >= 64 || !((owned ? pl->remote_owned : pl->remote_ok) >> stage & 1) ||
         nslots != (uint64_t)pl->nslots || nflags != (uint64_t)pl->nflags || ncaps != (uint64_t)pl->fn->ncaptures ||
         ncaps > nslots)
         return STC_EINVAL;
     const wire_funcs *wf = &s->names->wf;
+    if (owned) { /* the stage's first batch brings its threads' states */
+        uint64_t k = rd_uv(&r);
+        if (r.rc || k > (uint64_t)s->p->nthreads) return STC_EINVAL;
+        for (uint64_t i = 0; i < k; i++) {
+            uint64_t t = rd_uv(&r);
+            if (r.rc || !ownable_thread(s, t)) return STC_EINVAL;
+            stc_value v = rd_val(&r, wf);
+            if (r.rc) return r.rc;
+            val_release(s->states[t].value);
+            s->states[t].value = v;
+            s->states[t].ready = true;
+        }
+    }
     stc_value *frame = calloc((size_t)nslots + 1, sizeof *frame), *came = calloc((size_t)nslots + 1, sizeof *came);
     uint8_t *flags = malloc((size_t)nflags + 1);
     int rc = frame && came && flags ? 0 : STC_ENOMEM;
@@ -624,7 +853,15 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
         }
         if (*dead) continue;
         memcpy(flags, fl, (size_t)nflags);
-        for (size_t j = ncaps; j < nslots; j++) came[j] = val_retain(frame[j] = rd_val(&r, wf));
+        /* A slot the stage does not read comes as SLOT_ABSENT and stays
+         * STC_T_INVALID unless a step writes it: then REPLY_SAME. */
+        for (size_t j = ncaps; j < nslots; j++)
+            if (r.at < r.n && r.p[r.at] == SLOT_ABSENT) {
+                r.at++;
+                frame[j] = came[j] = (stc_value){.tag = STC_T_INVALID};
+            } else {
+                came[j] = val_retain(frame[j] = rd_val(&r, wf));
+            }
         if ((rc = r.rc)) break;
         s->cx.item = (long long)(first + i);
         s->cx.thread = job.thread;

@@ -37,6 +37,8 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
     atomic_init(&rt->remote_sent, 0);
     atomic_init(&rt->remote_received, 0);
     atomic_init(&rt->remote_declined, 0);
+    atomic_init(&rt->remote_serial, 0);
+    atomic_init(&rt->remote_moves, 0);
     if (o->remote && o->remote->call) {
         rt->remote = *o->remote;
         if (!(rt->rnames = stc__flow_remote_names_new(p))) {
@@ -78,6 +80,8 @@ stc_run_stats stc__flow_runtime_stats(const flow_runtime *rt)
     st.remote_bytes_sent = atomic_load(&rt->remote_sent);
     st.remote_bytes_received = atomic_load(&rt->remote_received);
     st.remote_declined = atomic_load(&rt->remote_declined);
+    st.remote_serial = atomic_load(&rt->remote_serial);
+    st.remote_moves = atomic_load(&rt->remote_moves);
     return st;
 }
 

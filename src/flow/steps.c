@@ -294,14 +294,16 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     uint64_t t0 = flow_now_ns(), wait_ns = 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
     int nran;
     sched_status status;
-    if (!(job->rt->remote.call && stage < 64 && (job->plan->remote_ok >> stage & 1) &&
+    bool here = false;
+    if (!(stage < 64 && (job->remote_mask >> stage & 1) &&
           stc__flow_remote_stage(job, cx, stage, sb, &status, &nran, &wait_ns)))
-        status = flow_stage_items(job, cx, stage, b, &nran);
-    else if (status == SCHED_AWAY)
+        status = flow_stage_items(job, cx, stage, b, &nran), here = true;
+    else if (status == SCHED_AWAY || status == SCHED_AWAY_PASS)
         return status; /* in another process: this runs again when it is back */
     b->loaded = true; /* frames of items that died before loading hold units: harmless */
     if (job->decided_at) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();
+    if (here && job->owned) stc__flow_owned_note(job, stage, t1 - t0, nran); /* placement (owned.c) */
     b->busy_ns += t1 - t0 - wait_ns; /* a remote reply's latency is not work per item here */
     if (job->trial_ns) job->trial_ns[stage] += flow_cpu_ns() - c0; /* fused: never remote */
     if (job->prof) stc__flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);

@@ -204,7 +204,7 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
             b->stage = s + 1;
             continue;
         }
-        bool serial = pl->serial[s];
+        bool serial = pl->serial[s] && !b->passed;
         if (serial && job->stages[s].next_seq != b->seq) {
             if (pl->wait_ns) b->queued_at = stc__sched_now_ns();
             sched_pending_insert(&job->stages[s], b);
@@ -222,7 +222,11 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
             sched_status st = pl->run(pl->ud, s, b, worker);
             sched_perturb(job, rng);
             pthread_mutex_lock(&pool->lock);
-            if (st == SCHED_AWAY) { /* the client has it until stc__sched_resume */
+            if (st == SCHED_AWAY_PASS && serial) { /* the next batch may take its turn */
+                b->passed = true;
+                sched_stage_next(pool, job, s);
+            }
+            if (st == SCHED_AWAY || st == SCHED_AWAY_PASS) { /* the client has it until stc__sched_resume */
                 if (!b->resumed) b->away = true;
                 else continue; /* already back: run the stage again */
                 return;
@@ -236,6 +240,7 @@ static void sched_advance(sched_pool *pool, sched_job *job, sched_batch *b, int 
             }
         }
         b->stage = s + 1;
+        b->passed = false;
         if (serial) sched_stage_next(pool, job, s);
     }
 }
@@ -259,7 +264,7 @@ static sched_batch *sched_take_input(sched_pool *pool, sched_job *job, int worke
     b->dropped = false;
     b->skip = 0;
     b->data = NULL;
-    b->away = b->resumed = false;
+    b->away = b->resumed = b->passed = false;
     job->source_busy = true;
     pthread_mutex_unlock(&pool->lock);
     sched_perturb(job, rng);

@@ -44,6 +44,7 @@ typedef struct sched_batch {
     /* SCHED_AWAY (pool->lock): away, the client still has it; resumed, the
      * client gave it back before its run returned SCHED_AWAY. */
     bool away, resumed;
+    bool passed;         /* SCHED_AWAY_PASS: its turn at this (serial) stage is given */
     struct sched_batch *next;
 } sched_batch;
 
@@ -52,10 +53,16 @@ typedef enum sched_status {
     SCHED_STOP = 1,      /* an error in this batch: produce no more input, and
                             drop batches after this one; this batch and earlier
                             ones still run every remaining stage */
-    SCHED_AWAY = 2       /* the client took the batch away (a remote stage's
+    SCHED_AWAY = 2,      /* the client took the batch away (a remote stage's
                             batch in another process): it holds no worker
                             and a token, and after stc__sched_resume the
                             same stage runs on it again */
+    SCHED_AWAY_PASS = 3  /* as SCHED_AWAY, and a serial stage's turn passes to
+                            the next batch now (the client keeps the order
+                            itself: another process owns the stage and runs
+                            its batches in the order sent); when the batch
+                            is back the stage runs on it again, without
+                            waiting for a turn */
 } sched_status;
 
 typedef struct sched_pipeline {

@@ -21,6 +21,8 @@
 # 2. Faults, without -q so that mpirun names the rank: a rank SIGKILLed
 #    while rank 0 runs a stream, a rank whose executable cannot start, a
 #    rank whose broadcast fails (simulated: STC_TEST_MPI_FAIL=RANK).
+# (1b and 1c: replicated stages and serial stages owned by other ranks
+#    really run there, by --stats, with the one-machine output.)
 #    Each must end non-zero, with a message naming the rank, within its
 #    timeout, and what stdout got must be a prefix of the full output.
 set -u
@@ -217,6 +219,43 @@ else bad "r.stc -np 2 --workers 1: no remote batches: $(grep stats "$tmp/mpi.err
 if [ $? -eq 0 ] && grep -q "^stats: workers" "$tmp/mpi.err" && ! grep -q "remote batches" "$tmp/mpi.err"; then
     passed=$((passed + 1))
 else bad "STC_MPI_LOCAL=1 still sent batches: $(grep stats "$tmp/mpi.err")"; fi
+
+# ---- 1c. serial stages owned by another rank ------------------------------------
+# serial_on PROG K N ENV DESC [INPUT]: `mpirun -np K --workers N` with
+# environment ENV (e.g. STC_MPI_SERIAL_NS=-1) prints what `stc run` prints,
+# and --stats says rank 1 ran batches of a serial stage.
+serial_on() {
+    local prog=$1 k=$2 n=$3 env=$4 desc=$5 input=${6:-} opts=(--workers "$3")
+    [ -n "$input" ] && opts+=(--input "$input")
+    (cd "$tmp" && "$STC" run "${opts[@]}" "$prog" >one.out 2>one.err </dev/null)
+    (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -x "$env" -np "$k" "$STC" run --mpi --stats "${opts[@]}" "$prog" \
+        >mpi.out 2>mpi.err </dev/null)
+    local code=$? s1
+    s1=$(sed -n 's/^stats: rank 1: remote batches [0-9]*, .*, serial-stage batches \([0-9]*\)$/\1/p' "$tmp/mpi.err")
+    if [ $code -eq 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" && [ "${s1:-0}" -gt 0 ] &&
+        grep -Eq '^stats: remote batches [0-9]+, .*, serial stages placed [1-9][0-9]* \(their batches and states [1-9][0-9]*\)$' "$tmp/mpi.err"; then
+        passed=$((passed + 1))
+    else bad "$desc: exit $code, output $(cmp -s "$tmp/one.out" "$tmp/mpi.out" && echo same || echo differs), stats: $(grep stats "$tmp/mpi.err")"; fi
+}
+# A paper benchmark under the cost model: f and h take ~4 ms an item, so
+# one goes to rank 1 and one stays on rank 0 (round robin over the ranks).
+serial_on "$SRC/bench/paper/comp_write.stc" 2 1 STC_MPI_SERIAL_NS=0 "comp_write -np 2 --workers 1 (cost model)"
+# logstats' serial stages cost ~1 us a line (the model keeps them on rank 0):
+# placed anyway (-1), they run on rank 1 and the output is the same.
+if [ -n "$GEN_LOG" ]; then
+    serial_on "$SRC/examples/logstats/logstats.stc" 2 1 STC_MPI_SERIAL_NS=-1 "logstats -np 2 --workers 1 (serial stages forced onto rank 1)" "$tmp/access.log"
+    serial_on "$SRC/examples/logstats/logstats.stc" 3 2 STC_MPI_SERIAL_NS=-1 "logstats -np 3 --workers 2 (serial stages forced onto ranks 1-2)" "$tmp/access.log"
+fi
+# Errors in an owned stage: the one-machine message, item and exit code.
+printf 'fun acc(x, s) = (1000 / (x - 777) + s, s + 1)\nthread t = acc init 0\nmain = smap(fn x => let a = t(x) in str(a), range(0, 3000))\n' >"$tmp/se.stc"
+(cd "$tmp" && "$STC" run --json --workers 1 se.stc >one.out 2>one.err </dev/null)
+want=$?
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -x STC_MPI_SERIAL_NS=-1 -np 2 "$STC" run --mpi --json --workers 1 se.stc \
+    >mpi.out 2>mpi.err </dev/null)
+got=$?
+if [ $got -eq $want ] && [ $want -ne 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" && cmp -s "$tmp/one.err" "$tmp/mpi.err"; then
+    passed=$((passed + 1))
+else bad "an owned stage's error: exit $got (one machine $want): $(head -c 300 "$tmp/mpi.err")"; fi
 
 # ---- 2. faults -------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ struct tfake {
     pthread_cond_t cond;
     pthread_t thread;
     stc_remote_server *server; /* the server thread's */
+    stc_program *twin;
     tfake_mode mode;           /* set before the thread starts */
     stc_remote remote;
     const void *req;           /* (lock) the request being answered; NULL: none */
@@ -21,24 +22,30 @@ struct tfake {
     int rc;                    /* (lock) */
     bool busy, answered, stop; /* (lock) */
     long long served;          /* (lock) */
+    long long peer_served;     /* (lock) of served: by the peers */
+    void *first_peer;          /* (lock) a copy of the first request to a peer */
+    size_t first_peer_len;     /* (lock) */
     void *first;               /* (lock) a copy of the first request */
     size_t first_len;          /* (lock) */
+    stc_remote_server *peer_server[TFAKE_PEERS]; /* the peers' (start_to) */
     struct tfake_away {        /* (lock) asynchronous requests held, in order */
+        int peer;              /* -1: start's (a slot), else start_to's */
         const void *req;
         size_t len;
         void (*done)(void *token, int rc, void *reply, size_t reply_len);
         void *token;
-    } away[TFAKE_SLOTS];
-    int naway;                 /* (lock) */
+    } *away;
+    int naway, away_cap;       /* (lock) */
+    int nslots;                /* (lock) start's requests among them (at most TFAKE_SLOTS) */
 };
 
 /* Answers one request (the server is used by one thread at a time: lock
  * held, or the only caller). */
-static int tfake_answer(tfake *f, const void *req, size_t len, void **rep, size_t *rlen)
+static int tfake_answer(tfake *f, int peer, const void *req, size_t len, void **rep, size_t *rlen)
 {
     *rep = NULL;
     *rlen = 0;
-    int rc = stc_remote_server_handle(f->server, req, len, rep, rlen);
+    int rc = stc_remote_server_handle(peer >= 0 ? f->peer_server[peer] : f->server, req, len, rep, rlen);
     if (rc == 0 && (f->mode == TFAKE_TRUNCATE || f->mode == TFAKE_ASYNC_TRUNCATE) && *rlen > 0) *rlen -= 1 + *rlen / 3;
     return rc;
 }
@@ -61,8 +68,10 @@ static void *tfake_serve(void *ud)
             struct tfake_away a = f->away[0];
             void *rep;
             size_t rlen;
-            int rc = tfake_answer(f, a.req, a.len, &rep, &rlen);
+            int rc = tfake_answer(f, a.peer, a.req, a.len, &rep, &rlen);
             f->served++;
+            f->peer_served += a.peer >= 0;
+            f->nslots -= a.peer < 0;
             memmove(f->away, f->away + 1, (size_t)--f->naway * sizeof *f->away);
             pthread_mutex_unlock(&f->lock);
             a.done(a.token, rc, rep, rlen);
@@ -106,29 +115,70 @@ static int tfake_call(void *ud, const void *req, size_t len, void **reply, size_
     return rc;
 }
 
-static int tfake_start_one(void *ud, const void *req, size_t len,
-                           void (*done)(void *token, int rc, void *reply, size_t reply_len), void *token)
+/* start (peer -1: at most TFAKE_SLOTS held) or start_to (every request
+ * taken, answered in order with the others). */
+static int tfake_start_at(tfake *f, int peer, const void *req, size_t len,
+                          void (*done)(void *token, int rc, void *reply, size_t reply_len), void *token)
 {
-    tfake *f = ud;
     pthread_mutex_lock(&f->lock);
-    if (f->naway == TFAKE_SLOTS) { /* full: the batch runs there */
+    if (peer < 0 && f->nslots == TFAKE_SLOTS) { /* full: the batch runs there */
         pthread_mutex_unlock(&f->lock);
         return STC_ELIMIT;
     }
-    tfake_keep_first(f, req, len);
+    if (peer < 0) tfake_keep_first(f, req, len);
+    else if (!f->first_peer && (f->first_peer = malloc(len ? len : 1))) {
+        memcpy(f->first_peer, req, len);
+        f->first_peer_len = len;
+    }
     if (f->mode == TFAKE_ASYNC_NOW) {
         void *rep;
         size_t rlen;
-        int rc = tfake_answer(f, req, len, &rep, &rlen);
+        int rc = tfake_answer(f, peer, req, len, &rep, &rlen);
         f->served++;
+        f->peer_served += peer >= 0;
         pthread_mutex_unlock(&f->lock);
         done(token, rc, rep, rlen);
         return 0;
     }
-    f->away[f->naway++] = (struct tfake_away){req, len, done, token};
+    if (f->naway == f->away_cap) {
+        int ncap = f->away_cap ? 2 * f->away_cap : 16;
+        struct tfake_away *m = realloc(f->away, (size_t)ncap * sizeof *m);
+        if (!m) {
+            pthread_mutex_unlock(&f->lock);
+            return STC_ENOMEM;
+        }
+        f->away = m, f->away_cap = ncap;
+    }
+    f->away[f->naway++] = (struct tfake_away){peer, req, len, done, token};
+    f->nslots += peer < 0;
     pthread_cond_broadcast(&f->cond);
     pthread_mutex_unlock(&f->lock);
     return 0;
+}
+
+static int tfake_start_one(void *ud, const void *req, size_t len,
+                           void (*done)(void *token, int rc, void *reply, size_t reply_len), void *token)
+{
+    return tfake_start_at(ud, -1, req, len, done, token);
+}
+
+static int tfake_start_to(void *ud, int peer, const void *req, size_t len,
+                          void (*done)(void *token, int rc, void *reply, size_t reply_len), void *token)
+{
+    tfake *f = ud;
+    if (peer < 0 || peer >= f->remote.peers) return STC_EINVAL;
+    return tfake_start_at(f, peer, req, len, done, token);
+}
+
+void tfake_set_peers(tfake *f, int peers, long long serial_min_ns)
+{
+    if (!f->remote.start || peers < 1) return;
+    if (peers > TFAKE_PEERS) peers = TFAKE_PEERS;
+    for (int i = f->remote.peers; i < peers; i++)
+        if (!(f->peer_server[i] = stc_remote_server_new(f->twin))) peers = i;
+    f->remote.peers = peers;
+    f->remote.start_to = peers > 0 ? tfake_start_to : NULL;
+    f->remote.serial_min_ns = serial_min_ns;
 }
 
 tfake *tfake_start(stc_program *twin, tfake_mode mode)
@@ -141,7 +191,9 @@ tfake *tfake_start(stc_program *twin, tfake_mode mode)
     }
     f->mode = mode;
     bool async = mode == TFAKE_ASYNC || mode == TFAKE_ASYNC_NOW || mode == TFAKE_ASYNC_TRUNCATE;
-    f->remote = (stc_remote){tfake_call, f, async ? tfake_start_one : NULL, async ? TFAKE_SLOTS : 0};
+    f->remote = (stc_remote){.call = tfake_call, .ud = f, .start = async ? tfake_start_one : NULL,
+                             .slots = async ? TFAKE_SLOTS : 0};
+    f->twin = twin;
     pthread_mutex_init(&f->lock, NULL);
     pthread_cond_init(&f->cond, NULL);
     if (pthread_create(&f->thread, NULL, tfake_serve, f) != 0) {
@@ -155,6 +207,24 @@ tfake *tfake_start(stc_program *twin, tfake_mode mode)
 }
 
 const stc_remote *tfake_remote(tfake *f) { return &f->remote; }
+
+void *tfake_take_first_peer(tfake *f, size_t *len)
+{
+    pthread_mutex_lock(&f->lock);
+    void *p = f->first_peer;
+    *len = f->first_peer_len;
+    f->first_peer = NULL;
+    pthread_mutex_unlock(&f->lock);
+    return p;
+}
+
+long long tfake_peer_served(tfake *f)
+{
+    pthread_mutex_lock(&f->lock);
+    long long n = f->peer_served;
+    pthread_mutex_unlock(&f->lock);
+    return n;
+}
 
 long long tfake_stop(tfake *f, void **first, size_t *first_len)
 {
@@ -171,6 +241,9 @@ long long tfake_stop(tfake *f, void **first, size_t *first_len)
         free(f->first);
     }
     stc_remote_server_free(f->server);
+    for (int i = 0; i < TFAKE_PEERS; i++) stc_remote_server_free(f->peer_server[i]);
+    free(f->away);
+    free(f->first_peer);
     pthread_cond_destroy(&f->cond);
     pthread_mutex_destroy(&f->lock);
     free(f);

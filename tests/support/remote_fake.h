@@ -27,6 +27,18 @@ typedef struct tfake tfake;
 /* Starts the server thread over twin (a compile of the caller's program
  * text; it must outlive the fake).  NULL when out of resources. */
 tfake *tfake_start(stc_program *twin, tfake_mode mode);
+/* The asynchronous modes: offers `peers` (at most TFAKE_PEERS) peers
+ * that may own serial stages (stc_remote.start_to), each with a server
+ * of its own, and the placement rule serial_min_ns (stc_remote).  Call
+ * before the first run. */
+#define TFAKE_PEERS 3
+void tfake_set_peers(tfake *f, int peers, long long serial_min_ns);
+/* The requests the peers served so far (serial stages' batches and their
+ * states coming back). */
+long long tfake_peer_served(tfake *f);
+/* A copy of the first request a peer got (malloc'd, *len its length; NULL
+ * if none), taken: the caller frees it. */
+void *tfake_take_first_peer(tfake *f, size_t *len);
 /* The executor to put in stc_run_opts.remote (valid until tfake_stop). */
 const stc_remote *tfake_remote(tfake *f);
 /* Stops and frees the fake; returns the requests it served.  *first (may

@@ -4,6 +4,7 @@
  * (stc_remote_server), as another rank would.  The outcome must be the
  * reference's, errors included; bad transports and bad bytes must change
  * nothing but where the work ran. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,4 +273,197 @@ TEST(remote_which_stages_may_go)
                           "thread t = acc init 0\n"
                           "main = smap(fn x => let a = x * 3 in let b = t(a) in str(b), range(0, 10))\n"),
               4);
+}
+
+/* ---- Serial stages owned by a peer (stc_remote.start_to, src/flow/owned.c) ---- */
+
+/* Runs src under the reference and at `workers` with the asynchronous fake
+ * in `mode` offering `peers` peers (serial_min_ns: the placement rule),
+ * checks the outcome is the reference's; *stats and *peer_served (the
+ * requests the peers answered) for the caller's checks. */
+static void serial_check(const char *src, tfake_mode mode, int workers, int peers, long long serial_min_ns,
+                         stc_run_stats *stats, long long *peer_served, char **outcome)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "serial.stc"), *twin = UNIT_COMPILE(env, src, "serial.stc");
+    tfake *f = prog && twin ? tfake_start(twin, mode) : NULL;
+    CHECK(f != NULL);
+    if (f) {
+        tfake_set_peers(f, peers, serial_min_ns);
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        char *got = unit_outcome(prog, (stc_run_opts){.workers = workers, .remote = tfake_remote(f)}, stats);
+        CHECK_STR(got, ref);
+        *peer_served = tfake_peer_served(f);
+        if (outcome) *outcome = ref;
+        else free(ref);
+        free(got);
+        size_t qlen = 0;
+        unsigned char *q = tfake_take_first_peer(f, &qlen);
+        tfake_stop(f, NULL, NULL);
+        /* A peer's first request (states and a batch), every strict prefix
+         * of it, corruptions of it and a fetch of every thread: answered or
+         * refused, never a crash or a leak (ASan). */
+        stc_remote_server *server = q ? stc_remote_server_new(twin) : NULL;
+        if (server) {
+            void *rep = NULL;
+            size_t rl = 0;
+            CHECK_INT(stc_remote_server_handle(server, q, qlen, &rep, &rl), 0);
+            free(rep);
+            for (size_t n = 0; n < qlen; n++) {
+                rep = NULL;
+                CHECK(stc_remote_server_handle(server, q, n, &rep, &rl) < 0);
+                free(rep);
+            }
+            unsigned seed = 11;
+            for (int i = 0; i < 500; i++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t at = (seed >> 8) % qlen;
+                unsigned char was = q[at];
+                q[at] = (unsigned char)(seed >> 20);
+                rep = NULL;
+                int rc = stc_remote_server_handle(server, q, qlen, &rep, &rl);
+                CHECK(rc == 0 || rc == STC_EINVAL || rc == STC_ELIMIT);
+                free(rep);
+                q[at] = was;
+            }
+            static const unsigned char fetch[] = {'S', 'T', 'C', 'f', 1, 0}, bad_fetch[] = {'S', 'T', 'C', 'f', 1, 9};
+            rep = NULL;
+            CHECK_INT(stc_remote_server_handle(server, fetch, sizeof fetch, &rep, &rl), 0);
+            CHECK(rep != NULL && rl > 4 && memcmp(rep, "STCs", 4) == 0);
+            free(rep);
+            rep = NULL;
+            CHECK_INT(stc_remote_server_handle(server, bad_fetch, sizeof bad_fetch, &rep, &rl), STC_EINVAL);
+            CHECK(rep == NULL);
+            stc_remote_server_free(server);
+        }
+        free(q);
+    }
+    stc_program_free(prog);
+    stc_program_free(twin);
+    stc_env_free(env);
+}
+
+/* Two serial stages (threads total and m) between replicated work, run
+ * twice: the second smap calls total again from the state the first left,
+ * main calls m between them, and state(t) reads both after. */
+static const char serial_src[] =
+    "fun heavy(x) = fold(fn (a, i) => (a * 31 + i * x) % 1000003, 7, range(0, 30))\n"
+    "fun acc(x, s) = (x + s, (x + s) % 1000003)\n"
+    "fun mix(x, s) = (x * 2 + len(s) % 7, concat(str(x % 10), s))\n"
+    "thread total = acc init 0\n"
+    "thread m = mix init \"\"\n"
+    "fun body(x) = let h = heavy(x) in let t = total(h) in let y = m(t) in (h, t, y)\n"
+    "main = let a = smap(body, range(0, 1500)) in\n"
+    "       let c = m(5) in\n"
+    "       let b = smap(fn x => total(heavy(x)), range(0, 700)) in\n"
+    "       (a, c, b, state(total), len(state(m)))\n";
+
+TEST(remote_serial_stages_owned_by_peers)
+{
+    static const tfake_mode modes[] = {TFAKE_ASYNC, TFAKE_ASYNC_NOW};
+    for (size_t mo = 0; mo < sizeof modes / sizeof modes[0]; mo++)
+        for (int workers = 1; workers <= 3; workers += 2)
+            for (int peers = 1; peers <= 2; peers++) {
+                stc_run_stats st = {0};
+                long long served = 0;
+                serial_check(serial_src, modes[mo], workers, peers, -1, &st, &served, NULL);
+                /* both stages in both smaps (the second has one): 3 moves,
+                 * each state back once */
+                CHECK_INT(st.remote_moves, 3);
+                CHECK(st.remote_serial > 6);
+                CHECK_INT(st.remote_serial, served);
+                CHECK_INT(st.remote_declined, 0);
+            }
+}
+
+/* The cost model: a stage of a few instructions an item stays here; with
+ * a threshold of 1 ns an item (any measured work) it goes after its first
+ * batches. */
+TEST(remote_serial_cost_model_keeps_cheap_stages_here)
+{
+    stc_run_stats st = {0};
+    long long served = 0;
+    serial_check(serial_src, TFAKE_ASYNC, 1, 2, 0, &st, &served, NULL);
+    CHECK_INT(st.remote_moves, 0);
+    CHECK_INT(served, 0);
+    st = (stc_run_stats){0};
+    serial_check(serial_src, TFAKE_ASYNC, 1, 2, 1, &st, &served, NULL);
+    CHECK(st.remote_moves > 0);
+    CHECK(served > 0);
+}
+
+/* An error in an owned stage is the reference's: at several items, the
+ * earliest failing one wins, also when a replicated stage fails later. */
+TEST(remote_serial_errors_are_the_references)
+{
+    static const int bad[] = {0, 1, 17, 999, 1499};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        for (int workers = 1; workers <= 2; workers++) {
+            char src[1024];
+            snprintf(src, sizeof src,
+                     "fun acc(x, s) = (1000 / (x - %d) + s, s + 1)\n"
+                     "fun other(x) = 10 / (x - 1400)\n"
+                     "thread t = acc init 0\n"
+                     "main = smap(fn x => let a = t(x) in let b = other(x + a * 0) in (a, b), range(0, 1500))\n",
+                     bad[i]);
+            stc_run_stats st = {0};
+            long long served = 0;
+            char *out = NULL;
+            serial_check(src, TFAKE_ASYNC, workers, 2, -1, &st, &served, &out);
+            CHECK_CONTAINS(out, "division by zero");
+            char item[64];
+            snprintf(item, sizeof item, "smap item %d", bad[i] < 1400 ? bad[i] : 1400);
+            CHECK_CONTAINS(out, item);
+            CHECK(st.remote_serial > 0);
+            free(out);
+        }
+}
+
+/* Which serial stages may be owned elsewhere (stc__flow_remote_owned_stages). */
+static uint64_t owned_mask(const char *src)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "mask.stc");
+    uint64_t mask = ~(uint64_t)0;
+    flow_info *fi = prog ? stc__flow_info_new(prog->ir) : NULL;
+    if (fi) {
+        const ir_expr *smap = NULL;
+        stc__flow_each_smap(prog->ir, first_smap, &smap);
+        flow_plan *pl = smap ? stc__flow_plan_static(fi, smap) : NULL;
+        CHECK(pl != NULL);
+        if (pl) mask = pl->remote_owned;
+    }
+    stc__flow_info_free(fi);
+    stc_program_free(prog);
+    stc_env_free(env);
+    return mask;
+}
+
+TEST(remote_which_serial_stages_may_be_owned)
+{
+    /* pure, a writing thread, pure: stage 1 */
+    CHECK_INT(owned_mask("fun acc(x, s) = (x + s, x + s)\n"
+                         "fun tri(x) = x * 3\n"
+                         "thread t = acc init 0\n"
+                         "main = smap(fn x => let a = tri(x) in let b = t(a) in str(b), range(0, 10))\n"),
+              2);
+    /* a read-only thread read by a replicated stage and by t's function:
+     * t's stage reaches r, so it stays */
+    CHECK_INT(owned_mask("fun look(x, s) = (x + s, s)\n"
+                         "thread r = look init 5\n"
+                         "fun acc(x, s) = (x + s + r(1), x + s)\n"
+                         "thread t = acc init 0\n"
+                         "main = smap(fn x => let a = r(x) in let b = t(a) in str(b), range(0, 10))\n"),
+              0);
+    /* a keyed thread's shard stages never move */
+    CHECK_INT(owned_mask("fun count(w, x, n) = (n + x, n + x)\n"
+                         "keyed thread c = count init 0\n"
+                         "main = smap(fn x => c(str(x % 3), x), range(0, 10))\n"),
+              0);
+    /* a function value called in the stage: it stays */
+    CHECK_INT(owned_mask("fun acc(x, s) = (x + s, x + s)\n"
+                         "thread t = acc init 0\n"
+                         "fun ap(f, x) = f(x)\n"
+                         "main = smap(fn x => let a = x * 2 in t(ap(fn y => y + 1, a)), range(0, 10))\n"),
+              0);
 }

@@ -1,0 +1,420 @@
+/* owned.c - serial stages owned by another process (docs/DESIGN.md 7c).
+ *
+ * A serial stage whose steps reach only lang threads that no other stage
+ * of the plan reaches may be run by a peer of the transport
+ * (stc_remote.start_to) for the rest of a job: the batch that goes first
+ * carries the states of the threads it reaches (taken out of main's
+ * states), the peer keeps them and runs the stage's batches in the order
+ * they were sent (the stage's turn on rank 0 is the send order, and the
+ * transport keeps it), and at the job's end the states come back into
+ * main's states, where main, `state(t)` and the next job find them.  So a
+ * thread's state is never in two places: rank 0 holds it between jobs and
+ * while the stage runs here, the peer while it runs there.
+ *
+ * Placement (the cost model): a stage first runs here and is measured;
+ * after its first batches (2, or 1 ms of work) it goes when its work on a
+ * batch is at least 4 x the transport's estimated cost for the batch here
+ * (FLOW_OWNED_BATCH_NS + FLOW_OWNED_ITEM_NS an item: encoding the frames,
+ * decoding the reply, the messages), else it stays here for the job.
+ * The stages that may go take turns, in plan order from one job to the
+ * next, over the peers and this process (which runs every other stage
+ * too): with 2 ranks, of comp_write's f and h one goes to rank 1 and one
+ * stays on rank 0.  (serial_min_ns < 0, the tests: every such stage goes,
+ * round robin over the peers.) */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/owned.h"
+#include "value/value.h"
+
+/* The transport's cost here per batch and per item, estimated from
+ * logstats over MPI (docs/DESIGN.md 7c: ~2 us an item over both ranks with
+ * whole frames, ~0.5 ms of CPU a batch of ~240 items). */
+#define FLOW_OWNED_BATCH_NS 25000
+#define FLOW_OWNED_ITEM_NS 1000
+#define FLOW_OWNED_GAIN 4
+/* Measured before deciding: this many batches, or this much work (ns). */
+#define FLOW_OWNED_TRIAL_BATCHES 2
+#define FLOW_OWNED_TRIAL_NS (1000000 * FLOW_TIME_SCALE)
+
+/* ---- Which serial stages may be owned elsewhere ------------------------------------ */
+
+typedef struct reach {
+    const ir_program *p;
+    const flow_info *fi;
+    bool *fseen;   /* per function: walked */
+    bool *threads; /* per thread: reached */
+    bool unknown;  /* a call through a function value: any thread */
+    bool bad;      /* something that cannot run elsewhere with its states */
+} reach;
+
+static void walk(reach *r, const ir_expr *e);
+
+static void walk_fun(reach *r, int f)
+{
+    if (f < 0 || f >= r->p->nfuns) {
+        r->bad = true;
+        return;
+    }
+    if (r->fseen[f]) return;
+    r->fseen[f] = true;
+    walk(r, r->p->funs[f]->body);
+}
+
+static void mark_thread(reach *r, int t)
+{
+    if (t < 0 || t >= r->p->nthreads) {
+        r->bad = r->unknown = true;
+        return;
+    }
+    const ir_thread *th = r->p->threads[t];
+    r->threads[t] = true;
+    if (th->kind != THREAD_LANG || th->keyed || r->fi->split[t]) r->bad = true;
+    else walk_fun(r, th->fun);
+}
+
+static void walk(reach *r, const ir_expr *e)
+{
+    while (e) {
+        switch (e->kind) {
+        case IR_THREADREF: mark_thread(r, e->u.index); return; /* state(t), or smap(t, ...) */
+        case IR_FUNREF: walk_fun(r, e->u.index); return;
+        case IR_LAMBDA: e = e->u.fn->body; continue;
+        case IR_CALL: {
+            int idx = e->u.call.callee.index;
+            switch (e->u.call.kind) {
+            case CALL_BUILTIN:
+                if (idx == BI_SMAP) r->bad = true; /* an inner pipeline */
+                if (idx == BI_FOLD || idx == BI_FILTER || idx == BI_UPDATE) {
+                    const ir_expr *f = idx == BI_UPDATE ? (e->u.call.nargs == 4 ? e->u.call.args[3] : NULL)
+                                                        : (e->u.call.nargs > 0 ? e->u.call.args[0] : NULL);
+                    if (!f || (f->kind != IR_LAMBDA && f->kind != IR_FUNREF)) r->unknown = r->bad = true;
+                }
+                break;
+            case CALL_FUN: walk_fun(r, idx); break;
+            case CALL_THREAD: mark_thread(r, idx); break;
+            default: r->unknown = r->bad = true; break; /* a function value */
+            }
+            for (int i = 0; i < e->u.call.nargs; i++) walk(r, e->u.call.args[i]);
+            return;
+        }
+        case IR_CASE:
+            for (int i = 0; i < e->u.cas.nalts; i++) walk(r, e->u.cas.alts[i].body);
+            e = e->a;
+            continue;
+        case IR_TUPLE:
+        case IR_LIST:
+            for (int i = 0; i < e->u.agg.nitems; i++) walk(r, e->u.agg.items[i]);
+            return;
+        default:
+            walk(r, e->b);
+            walk(r, e->c);
+            e = e->a;
+            continue;
+        }
+    }
+}
+
+/* What stage t of pl reaches (r->threads, cleared first), and whether it
+ * could be owned elsewhere (*ok). */
+static void stage_reach(reach *r, const flow_plan *pl, int t, bool *ok)
+{
+    const flow_stage *st = &pl->stages[t];
+    memset(r->fseen, 0, (size_t)r->p->nfuns + 1);
+    memset(r->threads, 0, (size_t)r->p->nthreads + 1);
+    r->unknown = r->bad = false;
+    bool steps_ok = true;
+    for (int k = st->first; k < st->first + st->count; k++) {
+        const flow_step *s = &pl->steps[k];
+        switch (s->kind) {
+        case FS_EVAL: walk(r, s->e); break;
+        case FS_SELECT_IF:
+        case FS_SELECT_CASE:
+        case FS_DESTRUCT: break; /* patterns on a slot */
+        case FS_SPLIT_OUT:
+        case FS_SPLIT_STATE:
+        case FS_CALL_C: mark_thread(r, s->thread), steps_ok = false; break;
+        default: walk(r, s->e), steps_ok = false; break; /* the shard steps: a keyed call */
+        }
+    }
+    bool any = false;
+    for (int i = 0; i < r->p->nthreads; i++) any = any || r->threads[i];
+    *ok = steps_ok && st->serial && st->nshards == 0 && st->count > 0 && !r->bad && !r->unknown && any;
+}
+
+/* stage_reach over a whole plan: per stage its threads (nstages x
+ * nthreads, in *sets) and eligibility (*mask, before the disjointness
+ * check); false when out of memory. */
+static bool plan_reach(const flow_info *fi, const flow_plan *pl, bool **sets, uint64_t *mask, bool *unknown)
+{
+    const ir_program *p = fi->p;
+    int n = pl->nstages < 64 ? pl->nstages : 64;
+    reach r = {.p = p, .fi = fi};
+    r.fseen = malloc((size_t)p->nfuns + 1);
+    r.threads = malloc((size_t)p->nthreads + 1);
+    *sets = calloc((size_t)n * (size_t)p->nthreads + 1, 1);
+    *mask = 0;
+    *unknown = false;
+    if (!r.fseen || !r.threads || !*sets) {
+        free(r.fseen), free(r.threads), free(*sets);
+        *sets = NULL;
+        return false;
+    }
+    for (int t = 0; t < n; t++) {
+        bool ok;
+        stage_reach(&r, pl, t, &ok);
+        *unknown = *unknown || r.unknown;
+        memcpy(*sets + (size_t)t * (size_t)p->nthreads, r.threads, (size_t)p->nthreads);
+        if (ok) *mask |= (uint64_t)1 << t;
+    }
+    free(r.fseen), free(r.threads);
+    return true;
+}
+
+uint64_t stc__flow_remote_owned_stages(flow_info *fi, const flow_plan *pl)
+{
+    const ir_program *p = fi->p;
+    bool *sets, unknown;
+    uint64_t cand;
+    if (p->nthreads == 0 || !plan_reach(fi, pl, &sets, &cand, &unknown)) return 0;
+    uint64_t ok = 0;
+    int n = pl->nstages < 64 ? pl->nstages : 64;
+    /* A stage that may reach any thread (a function value) could touch a
+     * moved state: then nothing moves. */
+    for (int t = 0; t < n && !unknown; t++) {
+        if (!(cand >> t & 1)) continue;
+        bool alone = true;
+        for (int u = 0; u < n && alone; u++)
+            for (int i = 0; u != t && i < p->nthreads && alone; i++)
+                alone = !(sets[(size_t)t * (size_t)p->nthreads + (size_t)i] && sets[(size_t)u * (size_t)p->nthreads + (size_t)i]);
+        if (alone) ok |= (uint64_t)1 << t;
+    }
+    free(sets);
+    return ok;
+}
+
+/* ---- The slots a stage reads ------------------------------------------------------ */
+
+static void mark_slot(uint8_t *set, int nslots, int slot)
+{
+    if (slot >= 0 && slot < nslots) set[slot] = 1;
+}
+
+/* The frame slots e (evaluated in the frame block at `base`) may read:
+ * its variables, a called closure's variable, the captures of the
+ * lambdas it makes (not their bodies: their own frames), over-counting
+ * binders, which a step writes. */
+static void reads_walk(const ir_expr *e, int base, uint8_t *set, int nslots)
+{
+    while (e) {
+        switch (e->kind) {
+        case IR_VAR: mark_slot(set, nslots, base + e->u.var->slot); return;
+        case IR_LAMBDA:
+            for (int i = 0; i < e->u.fn->ncaptures; i++) mark_slot(set, nslots, base + e->u.fn->captures[i]->slot);
+            return;
+        case IR_CALL:
+            if (e->u.call.kind == CALL_VALUE && e->u.call.callee.var)
+                mark_slot(set, nslots, base + e->u.call.callee.var->slot);
+            for (int i = 0; i < e->u.call.nargs; i++) reads_walk(e->u.call.args[i], base, set, nslots);
+            return;
+        case IR_CASE:
+            for (int i = 0; i < e->u.cas.nalts; i++) reads_walk(e->u.cas.alts[i].body, base, set, nslots);
+            e = e->a;
+            continue;
+        case IR_TUPLE:
+        case IR_LIST:
+            for (int i = 0; i < e->u.agg.nitems; i++) reads_walk(e->u.agg.items[i], base, set, nslots);
+            return;
+        default:
+            reads_walk(e->b, base, set, nslots);
+            reads_walk(e->c, base, set, nslots);
+            e = e->a;
+            continue;
+        }
+    }
+}
+
+/* job->remote_reads for the stages in remote_mask (NULL when out of
+ * memory: every slot goes). */
+static void job_reads(flow_job *job)
+{
+    const flow_plan *pl = job->plan;
+    int n = pl->nstages < 64 ? pl->nstages : 64;
+    if (!job->remote_mask || pl->nslots < 1) return;
+    uint8_t *reads = calloc((size_t)n * (size_t)pl->nslots, 1);
+    if (!reads) return;
+    for (int t = 0; t < n; t++) {
+        if (!(job->remote_mask >> t & 1)) continue;
+        uint8_t *set = reads + (size_t)t * (size_t)pl->nslots;
+        const flow_stage *st = &pl->stages[t];
+        for (int k = st->first; k < st->first + st->count; k++) {
+            const flow_step *s = &pl->steps[k];
+            switch (s->kind) {
+            case FS_EVAL: reads_walk(s->e, s->base, set, pl->nslots); break;
+            case FS_SELECT_IF:
+            case FS_SELECT_CASE:
+            case FS_DESTRUCT: mark_slot(set, pl->nslots, s->src); break;
+            default: memset(set, 1, (size_t)pl->nslots); break; /* (never in a remote stage) */
+            }
+        }
+    }
+    job->remote_reads = reads;
+}
+
+/* ---- A job's owned stages -------------------------------------------------------- */
+
+static void job_owned(flow_job *job, eval_ctx *cx);
+
+void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx)
+{
+    job->remote_mask = 0;
+    job->owned = NULL;
+    job->remote_reads = NULL;
+    if (!job->rt->remote.call) return;
+    job->remote_mask = job->plan->remote_ok;
+    job_owned(job, cx);
+    job_reads(job);
+}
+
+static void job_owned(flow_job *job, eval_ctx *cx)
+{
+    flow_runtime *rt = job->rt;
+    const flow_plan *pl = job->plan;
+    /* Not inside a thread's call (its state is in use), and not without
+     * peers to own it. */
+    if (!pl->remote_owned || !rt->remote.start_to || rt->remote.peers < 1 || job->thread || !rt->rnames || !pl->fn ||
+        !cx->states)
+        return;
+    const ir_program *p = rt->p;
+    bool *sets, unknown;
+    uint64_t cand;
+    if (!plan_reach(rt->fi, pl, &sets, &cand, &unknown)) return;
+    /* Round robin over the peers and, under the cost model, this process
+     * (place `peers`), which runs the other stages too. */
+    int places = rt->remote.peers + (rt->remote.serial_min_ns >= 0 ? 1 : 0);
+    int n = __builtin_popcountll(pl->remote_owned);
+    flow_owned *ow = calloc(1, sizeof *ow);
+    if (ow) ow->st = calloc((size_t)n, sizeof *ow->st);
+    bool oom = !ow || !ow->st;
+    if (!oom) {
+        memset(ow->at, -1, sizeof ow->at);
+        ow->states = cx->states;
+        for (uint64_t m = pl->remote_owned; m && !oom; m &= m - 1) {
+            int t = __builtin_ctzll(m);
+            flow_owned_stage *o = &ow->st[ow->n];
+            const bool *set = sets + (size_t)t * (size_t)p->nthreads;
+            *o = (flow_owned_stage){.stage = t, .peer = -1, .want = rt->next_peer++ % places};
+            if (!(o->threads = malloc((size_t)p->nthreads * sizeof *o->threads))) oom = true;
+            for (int i = 0; !oom && i < p->nthreads; i++)
+                if (set[i]) o->threads[o->nthreads++] = i;
+            ow->at[t] = (signed char)ow->n++;
+        }
+    }
+    free(sets);
+    if (oom) { /* every stage stays here */
+        for (int i = 0; ow && ow->st && i < ow->n; i++) free(ow->st[i].threads);
+        if (ow) free(ow->st);
+        free(ow);
+        return;
+    }
+    job->owned = ow;
+    job->remote_mask |= pl->remote_owned;
+}
+
+int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
+{
+    flow_owned *ow = job->owned;
+    int rc = 0;
+    free(job->remote_reads);
+    job->remote_reads = NULL;
+    if (!ow) return 0;
+    for (int i = 0; i < ow->n; i++) {
+        flow_owned_stage *o = &ow->st[i];
+        if (o->moved) {
+            /* (after an item's error only that error is reported) */
+            int r = stc__flow_owned_recall(job, cx, o, job->err_index < 0);
+            if (r && !rc) rc = r;
+        }
+        free(o->threads);
+    }
+    free(ow->st);
+    free(ow);
+    job->owned = NULL;
+    return rc;
+}
+
+void stc__flow_owned_note(flow_job *job, int stage, uint64_t ns, int nran)
+{
+    flow_owned *ow = job->owned;
+    if (!ow || stage >= 64 || ow->at[stage] < 0) return;
+    flow_owned_stage *o = &ow->st[ow->at[stage]];
+    if (o->decided) return;
+    o->ns += ns;
+    o->items += nran;
+    o->batches++;
+}
+
+bool stc__flow_owned_goes(flow_job *job, flow_owned_stage *o)
+{
+    if (o->decided) return o->peer >= 0;
+    long long min = job->rt->remote.serial_min_ns;
+    bool go;
+    if (o->want >= job->rt->remote.peers) { /* its turn to stay here */
+        o->decided = true;
+        return false;
+    }
+    if (min < 0) {
+        go = true;
+    } else if (o->batches < FLOW_OWNED_TRIAL_BATCHES && o->ns < FLOW_OWNED_TRIAL_NS) {
+        return false; /* measuring */
+    } else if (min > 0) {
+        go = o->items > 0 && o->ns >= (uint64_t)min * (uint64_t)o->items;
+    } else {
+        uint64_t cost = (uint64_t)FLOW_OWNED_BATCH_NS * (uint64_t)o->batches + (uint64_t)FLOW_OWNED_ITEM_NS * (uint64_t)o->items;
+        go = o->ns >= (uint64_t)FLOW_OWNED_GAIN * FLOW_TIME_SCALE * cost;
+    }
+    o->decided = true;
+    if (go) o->peer = o->want;
+    return go;
+}
+
+/* ---- Waiting for one reply ---------------------------------------------------------- */
+
+typedef struct owned_wait {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;     /* (lock) */
+    int rc;        /* (lock) */
+    void *reply;   /* (lock) */
+    size_t len;    /* (lock) */
+} owned_wait;
+
+static void owned_wait_done(void *token, int rc, void *reply, size_t reply_len)
+{
+    owned_wait *w = token;
+    pthread_mutex_lock(&w->lock);
+    w->rc = rc, w->reply = reply, w->len = reply_len, w->done = true;
+    pthread_cond_signal(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+}
+
+int stc__flow_owned_call(flow_runtime *rt, int peer, const buf *req, void **rep, size_t *replen)
+{
+    owned_wait w = {.done = false};
+    pthread_mutex_init(&w.lock, NULL);
+    pthread_cond_init(&w.cond, NULL);
+    int rc = rt->remote.start_to(rt->remote.ud, peer, req->data, req->len, owned_wait_done, &w);
+    if (rc == 0) {
+        pthread_mutex_lock(&w.lock);
+        while (!w.done) pthread_cond_wait(&w.cond, &w.lock);
+        pthread_mutex_unlock(&w.lock);
+        rc = w.rc;
+        *rep = w.reply, *replen = w.len;
+    } else {
+        *rep = NULL, *replen = 0;
+    }
+    pthread_cond_destroy(&w.cond);
+    pthread_mutex_destroy(&w.lock);
+    return rc;
+}

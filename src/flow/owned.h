@@ -1,0 +1,42 @@
+/* owned.h - serial stages owned by another process, shared by owned.c
+ * (placement, the states' trips) and remote.c (the batches' trips). */
+#ifndef STC_FLOW_OWNED_H
+#define STC_FLOW_OWNED_H
+
+#include "flow/job.h"
+#include "util/buf.h"
+
+/* One serial stage a peer may own during a job.  Every field but the
+ * thread list is used only by the worker holding the stage's turn (the
+ * scheduler's lock orders one holder before the next), and by main after
+ * the run. */
+typedef struct flow_owned_stage {
+    int stage;
+    int peer;            /* the peer that owns it now; -1: here */
+    int want;            /* the peer it goes to if it goes (round robin at job start) */
+    bool decided;        /* placed: here for the rest of the job, or at peer */
+    bool moved;          /* its states went with a batch and must come back */
+    int nthreads;
+    int *threads;        /* the threads it reaches (their states travel) */
+    uint64_t ns;         /* measured here before the decision */
+    long long items;
+    int batches;
+} flow_owned_stage;
+
+typedef struct flow_owned {
+    int n;
+    flow_owned_stage *st;
+    signed char at[64];     /* stage -> index in st, or -1 */
+    struct eval_tstate *states; /* main's */
+} flow_owned;
+
+/* Sends req to peer with stc_remote.start_to and waits for the reply
+ * (malloc'd in *rep): 0 or the transport's code. */
+int stc__flow_owned_call(flow_runtime *rt, int peer, const buf *req, void **rep, size_t *replen);
+/* Brings stage o's states back from its peer into main's states (cx: a
+ * context for errors); then o runs here.  0, or an error recorded in cx. */
+int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, bool report);
+/* Whether stage o goes to its peer now (the cost model; decides once). */
+bool stc__flow_owned_goes(flow_job *job, flow_owned_stage *o);
+
+#endif
