@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "flow/job.h"
+#include "util/cancel.h"
 #include "value/map.h"
 
 int stc__flow_shards_for(int workers) { return workers < 2 ? 1 : workers > FLOW_MAX_SHARDS ? FLOW_MAX_SHARDS : workers; }
@@ -316,7 +317,7 @@ int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
         bool ok = true;
         stc__val_map_iter_init(&it, whole);
         while (ok && stc__val_map_iter_next(&it, &k, &v))
-            ok = shard_items_add(&parts[stc__val_key_hash(k) % (uint64_t)S], k, v);
+            ok = shard_items_add(&parts[flow_shard_of(stc__val_key_hash(k), S)], k, v);
         for (int i = 0; i < S; i++) {
             if (ok) ok = shard_items_map(&parts[i], &maps[m0 + i]) == 0;
             else shard_items_free(&parts[i]);
@@ -425,15 +426,12 @@ static void shard_store(stc_value *slot, stc_value v)
     *slot = v;
 }
 
-/* The key of an inner element x: the thread's own (smap(t, xs)), or the
- * lambda body's call's, evaluated in a frame of the lambda on x. */
+/* The key of an inner element x when it is not x itself: the thread's
+ * after adapting x to its inputs (smap(t, xs)), or the lambda body's
+ * call's, evaluated in a frame of the lambda on x. */
 static int shard_inner_key(eval_ctx *cx, const ir_expr *e, stc_value fnv, stc_value x, stc_value *key)
 {
     const ir_expr *f = e->u.call.args[0];
-    if (f->kind == IR_THREADREF && cx->p->threads[f->u.index]->ninputs == 1) {
-        *key = val_retain(x); /* the element is the key (adapting one arg to one input keeps it) */
-        return 0;
-    }
     if (f->kind == IR_THREADREF) {
         stc_value a = val_retain(x);
         return stc__eval_keyed_key_of(cx, f->u.index, 1, &a, e->u.call.callee_loc, key);
@@ -452,16 +450,27 @@ static int shard_inner_key(eval_ctx *cx, const ir_expr *e, stc_value fnv, stc_va
     return rc;
 }
 
+/* Which shard each element of an item goes to (SHARD_OF): 3 bits an
+ * element in an int for up to SHARD_PACKED elements (a line of words: no
+ * allocation per item), else a byte an element in a str. */
+#define SHARD_PACKED 21
+
+static inline int shard_of_elem(stc_value of, size_t j)
+{
+    return of.tag == STC_T_INT ? (int)((uint64_t)of.as.i >> (3 * j) & 7)
+                               : ((const unsigned char *)val_as_str(of)->data)[j];
+}
+
 int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots,
                          uint8_t *flags)
 {
     (void)job;
-    const ir_expr *e = s->e;
+    const ir_expr *e = s->e, *f = e->u.call.args[0];
     ir_loc loc = e->u.call.callee_loc;
     stc_value *tmp = slots + s->src, fnv = stc_value_unit(), xs;
     cx->depth++; /* the smap node, as stc__eval_expr counts it */
     int rc = 0;
-    if (e->u.call.args[0]->kind != IR_THREADREF) rc = stc__eval_expr(cx, e->u.call.args[0], fr, &fnv);
+    if (f->kind != IR_THREADREF) rc = stc__eval_expr(cx, f, fr, &fnv);
     if (rc == 0 && (rc = stc__eval_expr(cx, e->u.call.args[1], fr, &xs)) != 0) val_release(fnv);
     cx->depth--;
     if (rc) return rc;
@@ -471,7 +480,8 @@ int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
     }
     size_t n = val_seq_len(xs);
-    stc_value of = stc__val_str_alloc(n), results = stc__val_seq_alloc(STC_T_LIST, n);
+    bool packed = n <= SHARD_PACKED;
+    stc_value of = packed ? stc_value_int(0) : stc__val_str_alloc(n), results = stc__val_seq_alloc(STC_T_LIST, n);
     shard_store(&tmp[SHARD_XS], xs);
     shard_store(&tmp[SHARD_FN], fnv);
     shard_store(&tmp[SHARD_OF], of);
@@ -482,15 +492,30 @@ int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         val_release(of.tag == STC_T_INVALID ? results : of);
         return stc__eval_oom(cx, loc);
     }
-    unsigned char *to = (unsigned char *)val_as_str(of)->data;
+    /* the element is the key (adapting one arg to one input keeps it):
+     * hashed where it is, neither copied nor counted */
+    bool self = f->kind == IR_THREADREF && cx->p->threads[f->u.index]->ninputs == 1;
+    unsigned char *to = packed ? NULL : (unsigned char *)val_as_str(of)->data;
+    const stc_value *items = val_seq_items(xs);
+    uint64_t bits = 0;
+    int S = s->nshards;
     for (size_t j = 0; j < n; j++) {
-        stc_value key;
-        if ((rc = shard_inner_key(cx, e, fnv, val_seq_items(xs)[j], &key))) return rc;
-        to[j] = (unsigned char)(stc__val_key_hash(key) % (uint64_t)s->nshards);
-        val_release(key);
-        flags[s->flag0 + to[j]] = 1;
+        uint64_t h;
+        if (self) {
+            h = stc__val_key_hash(items[j]);
+        } else {
+            stc_value key;
+            if ((rc = shard_inner_key(cx, e, fnv, items[j], &key))) return rc;
+            h = stc__val_key_hash(key);
+            val_release(key);
+        }
+        int sh = flow_shard_of(h, S);
+        if (packed) bits |= (uint64_t)sh << (3 * j);
+        else to[j] = (unsigned char)sh;
+        flags[s->flag0 + sh] = 1;
     }
-    flags[s->flag0 + s->nshards - 1] = 1; /* the last shard hands the results on */
+    if (packed) tmp[SHARD_OF] = stc_value_int((int64_t)bits);
+    flags[s->flag0 + S - 1] = 1; /* the last shard hands the results on */
     return 0;
 }
 
@@ -501,20 +526,23 @@ int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_va
     stc_value *tmp = slots + s->src;
     int shard = s->guard - s->flag0, thread = e->u.call.args[0]->kind == IR_THREADREF ? s->thread : -1;
     if (tmp[SHARD_RESULTS].tag != STC_T_LIST) return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: shard");
-    const stc_value *xs = val_seq_items(tmp[SHARD_XS]);
-    stc_value *out = val_seq_items(tmp[SHARD_RESULTS]);
-    const unsigned char *of = (const unsigned char *)val_as_str(tmp[SHARD_OF])->data;
+    stc_value *xs = val_seq_items(tmp[SHARD_XS]), *out = val_seq_items(tmp[SHARD_RESULTS]), of = tmp[SHARD_OF];
+    /* the item's list held once: each element is read by its own shard
+     * alone (the key was hashed before), so it moves into the call */
+    bool move = !val_obj_shared(tmp[SHARD_XS].as.obj);
     size_t bound = (size_t)tmp[SHARD_BOUND].as.i, n = val_seq_len(tmp[SHARD_RESULTS]);
     long long item = cx->item;
     cx->depth++; /* the smap node, as stc__eval_expr counts it */
     eval_tstate *shared = shard_enter(job, cx, s);
     int rc = 0;
     for (size_t j = 0; j < bound; j++) {
-        if (of[j] != shard) continue;
+        if (shard_of_elem(of, j) != shard) continue;
         cx->item = (long long)j; /* errors name the inner item, as the reference's */
-        if (cx->cancel && (rc = stc__eval_check_cancel(cx, loc))) {
+        if (cx->cancel && cancel_raised(cx->cancel) && (rc = stc__eval_check_cancel(cx, loc))) {
         } else {
-            stc_value x = val_retain(xs[j]), r = stc_value_unit();
+            stc_value x = xs[j], r = {.tag = STC_T_UNIT};
+            if (move) xs[j] = r;
+            else val_retain(x);
             rc = stc__eval_smap_apply(cx, thread, tmp[SHARD_FN], x, loc, &r);
             if (rc == 0) shard_store(&out[j], r);
         }
