@@ -534,6 +534,8 @@ int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_va
     long long item = cx->item;
     cx->depth++; /* the smap node, as stc__eval_expr counts it */
     eval_tstate *shared = shard_enter(job, cx, s);
+    const char *saved_thread = cx->thread;
+    if (thread >= 0) cx->thread = cx->p->threads[thread]->name; /* as a call of the thread sets it */
     int rc = 0;
     for (size_t j = 0; j < bound; j++) {
         if (shard_of_elem(of, j) != shard) continue;
@@ -543,7 +545,11 @@ int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_va
             stc_value x = xs[j], r = {.tag = STC_T_UNIT};
             if (move) xs[j] = r;
             else val_retain(x);
-            rc = stc__eval_smap_apply(cx, thread, tmp[SHARD_FN], x, loc, &r);
+            /* smap(t, xs): the keyed call itself, on this shard's map
+             * (what stc__eval_call_thread would pick, without its dispatch) */
+            rc = thread >= 0 ? stc__eval_keyed_call(cx, thread, &cx->states[thread].value,
+                                                    cx->states[thread].init, 1, &x, loc, &r)
+                             : stc__eval_smap_apply(cx, -1, tmp[SHARD_FN], x, loc, &r);
             if (rc == 0) shard_store(&out[j], r);
         }
         if (rc) { /* this item ends at element j at the latest */
@@ -555,6 +561,7 @@ int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_va
         }
     }
     shard_leave(job, cx, s, shared);
+    cx->thread = saved_thread;
     cx->depth--;
     cx->item = item;
     if (shard < s->nshards - 1) return 0;
