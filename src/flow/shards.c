@@ -252,47 +252,8 @@ bool stc__flow_shards_worth(const flow_plan *pl, const eval_ctx *cx, size_t n)
     return keys <= SHARD_KEYS_FREE || keys / SHARD_KEYS_PER_ITEM <= n;
 }
 
-/* A growing array of a map's items, in key order. */
-typedef struct shard_items {
-    stc_value *keys, *vals;
-    size_t n, cap;
-} shard_items;
-
-static bool shard_items_add(shard_items *a, stc_value k, stc_value v)
-{
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 64;
-        stc_value *nk = realloc(a->keys, cap * sizeof *nk);
-        if (nk) a->keys = nk;
-        stc_value *nv = nk ? realloc(a->vals, cap * sizeof *nv) : NULL;
-        if (!nv) return false;
-        a->vals = nv;
-        a->cap = cap;
-    }
-    a->keys[a->n] = val_retain(k);
-    a->vals[a->n++] = val_retain(v);
-    return true;
-}
-
-static void shard_items_free(shard_items *a)
-{
-    for (size_t i = 0; i < a->n; i++) {
-        val_release(a->keys[i]);
-        val_release(a->vals[i]);
-    }
-    free(a->keys);
-    free(a->vals);
-    *a = (shard_items){0};
-}
-
-/* The map of a's items (consumed), built in O(n): they are in key order. */
-static int shard_items_map(shard_items *a, stc_value *out)
-{
-    int rc = stc__val_map_from_sorted(a->keys, a->vals, a->n, out);
-    a->n = 0;
-    shard_items_free(a);
-    return rc;
-}
+/* The shard of key k among *(int *)S (the split's pick). */
+static int shard_pick(stc_value k, void *S) { return flow_shard_of(stc__val_key_hash(k), *(const int *)S); }
 
 int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
 {
@@ -306,57 +267,18 @@ int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
     int S = job->rt->fi->nshards;
     size_t nt = (size_t)job->rt->p->nthreads, nw = (size_t)job->rt->workers;
     if (!(job->wstates = malloc(nt * nw * sizeof *job->wstates))) return stc__eval_oom(cx, job->loc);
-    shard_items parts[FLOW_MAX_SHARDS] = {{0}};
     for (int m0 = 0; m0 < pl->nshard_maps; m0 += S) {
-        int t = pl->shard_thread[m0];
-        stc_value whole = cx->states[t].value;
-        /* in key order, so each shard's items come in key order too: its
-         * map is built in O(keys), not put key by key */
-        val_map_iter it;
-        stc_value k, v;
-        bool ok = true;
-        stc__val_map_iter_init(&it, whole);
-        while (ok && stc__val_map_iter_next(&it, &k, &v))
-            ok = shard_items_add(&parts[flow_shard_of(stc__val_key_hash(k), S)], k, v);
-        for (int i = 0; i < S; i++) {
-            if (ok) ok = shard_items_map(&parts[i], &maps[m0 + i]) == 0;
-            else shard_items_free(&parts[i]);
-            if (maps[m0 + i].tag == STC_T_INVALID) maps[m0 + i] = stc_value_unit();
-        }
-        if (!ok) return stc__eval_oom(cx, job->loc); /* the whole map stays the state */
-        /* the shards hold the state now: the whole map is dropped, so each
-         * shard's map is held once and updated in place */
-        val_release(whole);
-        cx->states[t].value = stc_value_unit();
+        stc_value *whole = &cx->states[pl->shard_thread[m0]].value;
+        if (whole->tag != STC_T_MAP) continue; /* not expected: the shards start empty */
+        /* the whole map's nodes relinked into the shards' maps (held once,
+         * so each shard updates its own in place); on failure the whole map
+         * stays the state */
+        if (stc__val_map_regroup(whole, 1, &maps[m0], S, shard_pick, &S) != 0) return stc__eval_oom(cx, job->loc);
     }
     /* each worker's copy of the states (shallow: a shard step writes only
      * its own thread's entry, which it points at its shard map) */
     for (size_t w = 0; w < nw; w++) memcpy(job->wstates + w * nt, cx->states, nt * sizeof *job->wstates);
     return 0;
-}
-
-/* The S shard maps' items merged into key order (the shards' keys are
- * disjoint), into *all. */
-static bool shard_merge_items(const stc_value *maps, int S, shard_items *all)
-{
-    val_map_iter its[FLOW_MAX_SHARDS];
-    stc_value hk[FLOW_MAX_SHARDS], hv[FLOW_MAX_SHARDS];
-    bool has[FLOW_MAX_SHARDS];
-    for (int i = 0; i < S; i++) {
-        has[i] = maps[i].tag == STC_T_MAP;
-        if (has[i]) {
-            stc__val_map_iter_init(&its[i], maps[i]);
-            has[i] = stc__val_map_iter_next(&its[i], &hk[i], &hv[i]);
-        }
-    }
-    for (;;) {
-        int lo = -1;
-        for (int i = 0; i < S; i++)
-            if (has[i] && (lo < 0 || stc__val_key_compare(hk[i], hk[lo]) < 0)) lo = i;
-        if (lo < 0) return true;
-        if (!shard_items_add(all, hk[lo], hv[lo])) return false;
-        has[lo] = stc__val_map_iter_next(&its[lo], &hk[lo], &hv[lo]);
-    }
 }
 
 int stc__flow_shards_merge(flow_job *job, eval_ctx *cx)
@@ -367,12 +289,20 @@ int stc__flow_shards_merge(flow_job *job, eval_ctx *cx)
     for (int m0 = 0; m0 < pl->nshard_maps; m0 += S) {
         int t = pl->shard_thread[m0];
         if (cx->states[t].value.tag == STC_T_MAP) continue; /* the split failed before it: kept */
-        shard_items all = {0};
-        stc_value whole = stc_value_unit();
-        bool ok = shard_merge_items(job->shard_maps + m0, S, &all);
-        if (ok) ok = shard_items_map(&all, &whole) == 0;
-        else shard_items_free(&all);
-        if (!ok) {
+        /* the shards' maps (a failed put may have lost one) merged by
+         * relinking their nodes: O(keys), nothing allocated per key */
+        stc_value in[FLOW_MAX_SHARDS], whole = stc_value_unit();
+        int from[FLOW_MAX_SHARDS], nin = 0;
+        for (int i = 0; i < S; i++)
+            if (job->shard_maps[m0 + i].tag == STC_T_MAP) {
+                from[nin] = m0 + i;
+                in[nin++] = job->shard_maps[m0 + i];
+            }
+        if (nin == 0) whole = stc__val_map_new();
+        else if (stc__val_map_regroup(in, nin, &whole, 1, NULL, NULL) == 0)
+            for (int j = 0; j < nin; j++) job->shard_maps[from[j]] = stc_value_unit(); /* consumed */
+        if (whole.tag != STC_T_MAP) {
+            val_release(whole);
             whole = stc__val_map_new(); /* out of memory: the state is lost with the run */
             rc = stc__eval_oom(cx, job->loc);
         }
