@@ -33,9 +33,11 @@
  * whose entry for t is the shard map, for the step's duration.
  *
  * The job splits t's map into the shards' maps when it starts and merges
- * them back when it ends (stc__flow_shards_split / _merge, O(n) in the
- * keys: the items come in key order and the maps are built balanced), so between smaps the thread's state is the one map the
- * evaluator and the final state see. */
+ * them back when it ends (stc__flow_shards_split / _merge: O(keys), the
+ * map's nodes relinked by stc__val_map_regroup, nothing allocated per
+ * key), so between smaps the thread's state is the one map the evaluator
+ * and the final state see (docs/DESIGN.md 7b says why it is not kept
+ * split from one sharded smap to the next). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,9 +237,10 @@ int stc__flow_shard_plan(flow_info *fi, flow_plan *pl)
 
 /* ---- The job's shard maps ------------------------------------------------------------ */
 
-/* The split and the merge cost O(keys log keys) per smap: an smap of few
- * items over a big map (a loop in main mapping two items at a time) runs
- * on the evaluator instead, which updates the map in place. */
+/* The split and the merge cost O(keys) per smap (~420 instructions a
+ * key): an smap of few items over a big map (a loop in main mapping two
+ * items at a time) runs on the evaluator instead, which updates the map
+ * in place. */
 #define SHARD_KEYS_PER_ITEM 4
 #define SHARD_KEYS_FREE 4096
 
