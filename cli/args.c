@@ -3,7 +3,7 @@
  *   stc run [--json] [--workers N] [--reference] [--verify] [--stats]
  *           [--profile] [--trace OUT.json] [--queue-capacity N]
  *           [--input IN]... [--quiet] [--no-states] [--mpi] FILE
- *   stc graph [--threads | --ranks K] [--svg OUT.svg] FILE
+ *   stc graph [--threads | --ranks K] [--workers N] [--svg OUT.svg] FILE
  *   stc check FILE
  *   stc help | --help | -h
  *   stc --version | version
@@ -157,7 +157,7 @@ int cli_parse_args(int argc, char **argv, const char *env_queue_capacity, cli_ar
             rc = args_flag(arg, "--stats", &out->stats, err, errlen);
         } else if (run && args_is(arg, "--verify")) {
             rc = args_flag(arg, "--verify", &out->verify, err, errlen);
-        } else if (run && args_is(arg, "--workers")) {
+        } else if ((run || graph) && args_is(arg, "--workers")) {
             rc = args_number("--workers", args_value(argc, argv, &i, "--workers"), 1,
                              CLI_MAX_WORKERS, &out->workers, err, errlen);
         } else if (run && args_is(arg, "--queue-capacity")) {

@@ -84,8 +84,9 @@ static int cli_graph_svg(const char *dot, const char *svg)
 
 int cli_graph(stc_program *prog, const cli_args *a)
 {
-    char *dot = a->ranks && !a->threads ? stc_program_graph_ranks(prog, a->ranks)
-                                        : stc_program_graph(prog, a->threads ? STC_GRAPH_THREADS : STC_GRAPH_STAGES);
+    char *dot = a->workers && !a->threads ? stc_program_graph_run(prog, a->ranks ? a->ranks : 1, a->workers)
+                : a->ranks && !a->threads ? stc_program_graph_ranks(prog, a->ranks)
+                                          : stc_program_graph(prog, a->threads ? STC_GRAPH_THREADS : STC_GRAPH_STAGES);
     if (!dot) return cli_oom();
     int code = a->svg ? cli_graph_svg(dot, a->svg) : cli_output_text(dot);
     free(dot);

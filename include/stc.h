@@ -271,6 +271,11 @@ char *stc_program_graph(const stc_program *prog, int view);
  * that find every rank busy), "rank 0" for the rest; ranks 1 is
  * stc_program_graph's stages view.  NULL when out of memory or ranks < 1. */
 char *stc_program_graph_ranks(const stc_program *prog, int ranks);
+/* stc_program_graph_ranks as a run at `workers` workers plans it: a keyed
+ * thread's shard stages drawn one by one, as many as such a run has
+ * (workers, at most 8; one serial stage at 1 worker), named
+ * "[shard i/N]".  NULL when out of memory, ranks < 1 or workers < 1. */
+char *stc_program_graph_run(const stc_program *prog, int ranks, int workers);
 
 /* Number and names of the program's threads, in declaration order. */
 size_t stc_program_thread_count(const stc_program *prog);

@@ -70,10 +70,15 @@ const char *stc_program_thread_name(const stc_program *prog, size_t i)
 
 char *stc_program_graph(const stc_program *prog, int view)
 {
-    return prog ? stc__flow_graph(prog->ir, view, 0) : NULL;
+    return prog ? stc__flow_graph(prog->ir, view, 0, 0) : NULL;
 }
 
 char *stc_program_graph_ranks(const stc_program *prog, int ranks)
 {
-    return prog && ranks >= 1 ? stc__flow_graph(prog->ir, STC_GRAPH_STAGES, ranks) : NULL;
+    return prog && ranks >= 1 ? stc__flow_graph(prog->ir, STC_GRAPH_STAGES, ranks, 0) : NULL;
+}
+
+char *stc_program_graph_run(const stc_program *prog, int ranks, int workers)
+{
+    return prog && ranks >= 1 && workers >= 1 ? stc__flow_graph(prog->ir, STC_GRAPH_STAGES, ranks, workers) : NULL;
 }

@@ -107,17 +107,47 @@ static int lists_reverse(eval_ctx *cx, ir_loc loc, stc_value xs, stc_value *out)
     return 0;
 }
 
-/* Stable merge sort of v[0..n) by stc__val_order, with tmp of n entries. */
+static inline int lists_cmp3(int64_t a, int64_t b) { return (a > b) - (a < b); }
+
+/* stc__val_order, with the common sort keys compared inline: ints,
+ * strings, and tuples or lists decided by ints and strings (the word
+ * count's (-count, word)); anything else (floats, containers, sums, bools)
+ * goes to the full order from the start.  The call of stc__val_order was
+ * most of a compare (~120 instructions a compare in a word count's sort). */
+static inline int lists_order(stc_value a, stc_value b)
+{
+    if (a.tag == b.tag) {
+        if (a.tag == STC_T_INT) return lists_cmp3(a.as.i, b.as.i);
+        if (a.tag == STC_T_STR) return val_str_compare(val_as_str(a), val_as_str(b));
+        if (a.tag == STC_T_TUPLE || a.tag == STC_T_LIST) {
+            const stc_value *xa = val_seq_items(a), *xb = val_seq_items(b);
+            size_t na = val_seq_len(a), nb = val_seq_len(b), i = 0;
+            for (; i < na && i < nb; i++) {
+                stc_value p = xa[i], q = xb[i];
+                int c;
+                if (p.tag != q.tag) break;
+                if (p.tag == STC_T_INT) c = lists_cmp3(p.as.i, q.as.i);
+                else if (p.tag == STC_T_STR) c = val_str_compare(val_as_str(p), val_as_str(q));
+                else break;
+                if (c) return c;
+            }
+            if (i == na || i == nb) return lists_cmp3((int64_t)na, (int64_t)nb); /* a proper prefix first */
+        }
+    }
+    return stc__val_order(a, b);
+}
+
+/* Stable merge sort of v[0..n) by the order of values, with tmp of n entries. */
 static void lists_merge_sort(stc_value *v, stc_value *tmp, size_t n)
 {
     if (n < 2) return;
     size_t h = n / 2;
     lists_merge_sort(v, tmp, h);
     lists_merge_sort(v + h, tmp, n - h);
-    if (stc__val_order(v[h - 1], v[h]) <= 0) return; /* already in order */
+    if (lists_order(v[h - 1], v[h]) <= 0) return; /* already in order */
     memcpy(tmp, v, h * sizeof *v);
     size_t i = 0, j = h, k = 0;
-    while (i < h && j < n) v[k++] = stc__val_order(v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
+    while (i < h && j < n) v[k++] = lists_order(v[j], tmp[i]) < 0 ? v[j++] : tmp[i++];
     while (i < h) v[k++] = tmp[i++];
 }
 

@@ -18,7 +18,7 @@ static const stc_value eval_map_unit = {.tag = STC_T_UNIT};
 static stc_value eval_map_take(const ir_expr *a, eval_frame *fr)
 {
     stc_value *slot = &fr->slots[a->u.var->slot];
-    if (!a->move) return stc_value_retain(*slot);
+    if (!a->move) return val_retain(*slot);
     stc_value v = *slot;
     *slot = eval_map_unit;
     return v;
@@ -39,14 +39,17 @@ static int eval_map_list(eval_ctx *cx, ir_loc loc, stc_value m, int pick, stc_va
     stc__val_map_iter_init(&it, m);
     stc_value k, v, *items = val_seq_items(r);
     for (size_t i = 0; stc__val_map_iter_next(&it, &k, &v); i++) {
-        if (pick == 0) items[i] = stc_value_retain(k);
-        else if (pick == 1) items[i] = stc_value_retain(v);
+        if (pick == 0) items[i] = val_retain(k);
+        else if (pick == 1) items[i] = val_retain(v);
         else {
-            stc_value kv[2] = {stc_value_retain(k), stc_value_retain(v)};
-            if ((items[i] = stc_value_new_tuple(2, kv)).tag == STC_T_INVALID) {
-                stc_value_release(r);
+            stc_value kv = stc__val_seq_alloc_unfilled(STC_T_TUPLE, 2);
+            if (kv.tag == STC_T_INVALID) {
+                val_release(r);
                 return stc__eval_oom(cx, loc);
             }
+            val_seq_items(kv)[0] = val_retain(k);
+            val_seq_items(kv)[1] = val_retain(v);
+            items[i] = kv;
         }
     }
     *out = r;
@@ -62,10 +65,10 @@ static int eval_to_map(eval_ctx *cx, ir_loc loc, stc_value ps, stc_value *out)
     for (size_t i = 0; i < val_seq_len(ps); i++) {
         stc_value p = val_seq_items(ps)[i];
         if (p.tag != STC_T_TUPLE || val_seq_len(p) != 2) {
-            stc_value_release(m);
+            val_release(m);
             return eval_map_bad(cx, loc, "to_map");
         }
-        stc_value k = stc_value_retain(val_seq_items(p)[0]), v = stc_value_retain(val_seq_items(p)[1]);
+        stc_value k = val_retain(val_seq_items(p)[0]), v = val_retain(val_seq_items(p)[1]);
         if (stc__val_map_put(m, k, v, &m)) return stc__eval_oom(cx, loc);
     }
     *out = m;
@@ -80,12 +83,12 @@ static int eval_map_read(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_valu
     switch (bi) {
     case BI_GET: {
         const stc_value *v = stc__val_map_find(a[0], a[1]);
-        *out = stc_value_retain(v ? *v : a[2]);
+        *out = val_retain(v ? *v : a[2]);
         return 0;
     }
     case BI_LOOKUP: {
         const stc_value *v = stc__val_map_find(a[0], a[1]);
-        *out = v ? stc_value_new_inl(stc_value_retain(*v)) : stc_value_new_inr(eval_map_unit);
+        *out = v ? stc_value_new_inl(val_retain(*v)) : stc_value_new_inr(eval_map_unit);
         return out->tag == STC_T_INVALID ? stc__eval_oom(cx, loc) : 0;
     }
     case BI_HAS: *out = stc_value_bool(stc__val_map_find(a[0], a[1]) != NULL); return 0;
@@ -102,23 +105,23 @@ static int eval_map_write(eval_ctx *cx, ir_builtin bi, ir_loc loc, stc_value m, 
                           stc_value *out)
 {
     if (m.tag != STC_T_MAP) {
-        stc_value_release(m);
+        val_release(m);
         return eval_map_bad(cx, loc, stc__ir_builtins[bi].name);
     }
     int rc = 0;
     if (bi == BI_REMOVE) {
         rc = stc__val_map_remove(m, a[1], out);
     } else if (bi == BI_PUT) {
-        rc = stc__val_map_put(m, stc_value_retain(a[1]), stc_value_retain(a[2]), out);
+        rc = stc__val_map_put(m, val_retain(a[1]), val_retain(a[2]), out);
     } else {
         /* update: f runs once, on the value at k or d. */
         const stc_value *cur = stc__val_map_find(m, a[1]);
-        stc_value arg = stc_value_retain(cur ? *cur : a[2]), nv;
+        stc_value arg = val_retain(cur ? *cur : a[2]), nv;
         if ((rc = stc__eval_apply(cx, a[3], 1, &arg, loc, &nv))) {
-            stc_value_release(m);
+            val_release(m);
             return rc;
         }
-        rc = stc__val_map_put(m, stc_value_retain(a[1]), nv, out);
+        rc = stc__val_map_put(m, val_retain(a[1]), nv, out);
     }
     return rc ? stc__eval_oom(cx, loc) : 0;
 }
@@ -137,7 +140,7 @@ int stc__eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_va
     for (int i = late ? 1 : 0; i < n && rc == 0; i++) rc = eval_operand(cx, e->u.call.args[i], fr, &a[i], &owned[i]);
     if (rc == 0 && writes) {
         stc_value m = late ? eval_map_take(e->u.call.args[0], fr) : a[0];
-        if (!late && !owned[0]) m = stc_value_retain(m);
+        if (!late && !owned[0]) m = val_retain(m);
         owned[0] = false;
         a[0] = eval_map_unit;
         rc = eval_map_write(cx, bi, loc, m, a, out);
@@ -145,6 +148,6 @@ int stc__eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_va
         rc = eval_map_read(cx, bi, loc, a, out);
     }
     for (int i = 0; i < n; i++)
-        if (owned[i]) stc_value_release(a[i]);
+        if (owned[i]) val_release(a[i]);
     return rc;
 }

@@ -345,7 +345,16 @@ static int flow_plan_for(flow_runtime *rt, eval_ctx *cx, const ir_expr *e, int t
 static int flow_tokens(const flow_runtime *rt, const flow_plan *pl, bool stream)
 {
     int away = rt->remote.start && pl->remote_ok && rt->remote.slots > 0 ? rt->remote.slots : 0; /* remote.c */
-    return rt->max_batches ? rt->max_batches : (stream ? 2 * rt->workers + 1 : 2 * rt->workers + pl->nstages) + away;
+    /* A keyed thread's shards (shards.c) are serial stages one after the
+     * other, each running its own keys' items: a later shard waits when it
+     * has caught up with an earlier one, and the earlier one when the
+     * tokens are all behind the later one, so the lead between them (a
+     * random walk over the items' keys) needs room: 16 batches per shard
+     * (a list only: a stream's memory stays the same bound; its batches of
+     * lines hold many keys each, which evens the shards out anyway). */
+    int lead = stream ? 0 : 16 * pl->nshard_maps;
+    return rt->max_batches ? rt->max_batches
+                           : (stream ? 2 * rt->workers + 1 : 2 * rt->workers + pl->nstages) + lead + away;
 }
 
 /* Whether the plan's stages take its steps in order, one after another

@@ -22,6 +22,7 @@ typedef struct graph_ctx {
     const char *file;
     int n;       /* smaps drawn */
     int ranks;   /* > 1: say where each stage runs under stc run --mpi */
+    int workers; /* > 0: shards as a run at this many workers has them; 0: drawn as 1/S .. S/S */
     bool oom;
 } graph_ctx;
 
@@ -88,7 +89,10 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
     else stc__buf_printf(b, ", %d stage%s", pl->nstages, pl->nstages == 1 ? "" : "s");
     bool sharded = false;
     for (int s = 0; pl && s < pl->nstages; s++) sharded |= pl->stages[s].nshards > 0;
-    if (sharded) /* a run's shard count is its workers': two stand for them */
+    if (sharded && g->workers)
+        stc__buf_printf(b, " at %d worker%s, a keyed thread in %d shards", g->workers, g->workers == 1 ? "" : "s",
+                        g->fi->nshards);
+    else if (sharded) /* a run's shard count is its workers': two stand for them */
         stc__buf_printf(b, " drawn, a keyed thread's shards as 1/S and S/S (S = a run's workers, at most %d)",
                         FLOW_MAX_SHARDS);
     stc__buf_printf(b, "\";\n    style=rounded; color=\"#999999\";\n");
@@ -108,7 +112,7 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
         buf name = BUF_INIT;
         stc__flow_stage_describe(g->fi, pl, s, &name);
         char *text = stc__buf_take(&name);
-        graph_shard_label(text, &pl->stages[s]);
+        if (!g->workers) graph_shard_label(text, &pl->stages[s]);
         graph_quote(b, text ? text : "?");
         free(text);
         buf kind = BUF_INIT;
@@ -210,13 +214,14 @@ static void graph_threads(graph_ctx *g)
     free(types);
 }
 
-char *stc__flow_graph(const ir_program *p, int view, int ranks)
+char *stc__flow_graph(const ir_program *p, int view, int ranks, int workers)
 {
-    if (!p || (view != STC_GRAPH_STAGES && view != STC_GRAPH_THREADS)) return NULL;
+    if (!p || (view != STC_GRAPH_STAGES && view != STC_GRAPH_THREADS) || workers < 0) return NULL;
     flow_info *fi = stc__flow_info_new(p);
     if (!fi) return NULL;
+    if (workers) fi->nshards = stc__flow_shards_for(workers); /* as the runtime sets it */
     buf b = BUF_INIT;
-    graph_ctx g = {fi, &b, p->file ? p->file : "<input>", 0, view == STC_GRAPH_STAGES ? ranks : 0, false};
+    graph_ctx g = {fi, &b, p->file ? p->file : "<input>", 0, view == STC_GRAPH_STAGES ? ranks : 0, workers, false};
     stc__buf_printf(&b, "digraph stc {\n  rankdir=LR;\n  node [style=\"rounded,filled\", fontname=\"Helvetica\"];\n"
                    "  edge [fontname=\"Helvetica\", fontsize=10];\n");
     if (view == STC_GRAPH_THREADS) graph_threads(&g);

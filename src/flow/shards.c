@@ -33,14 +33,17 @@
  * whose entry for t is the shard map, for the step's duration.
  *
  * The job splits t's map into the shards' maps when it starts and merges
- * them back when it ends (stc__flow_shards_split / _merge, O(n) in the
- * keys: the items come in key order and the maps are built balanced), so between smaps the thread's state is the one map the
- * evaluator and the final state see. */
+ * them back when it ends (stc__flow_shards_split / _merge: O(keys), the
+ * map's nodes relinked by stc__val_map_regroup, nothing allocated per
+ * key), so between smaps the thread's state is the one map the evaluator
+ * and the final state see (docs/DESIGN.md 7b says why it is not kept
+ * split from one sharded smap to the next). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flow/job.h"
+#include "util/cancel.h"
 #include "value/map.h"
 
 int stc__flow_shards_for(int workers) { return workers < 2 ? 1 : workers > FLOW_MAX_SHARDS ? FLOW_MAX_SHARDS : workers; }
@@ -234,9 +237,10 @@ int stc__flow_shard_plan(flow_info *fi, flow_plan *pl)
 
 /* ---- The job's shard maps ------------------------------------------------------------ */
 
-/* The split and the merge cost O(keys log keys) per smap: an smap of few
- * items over a big map (a loop in main mapping two items at a time) runs
- * on the evaluator instead, which updates the map in place. */
+/* The split and the merge cost O(keys) per smap (~420 instructions a
+ * key): an smap of few items over a big map (a loop in main mapping two
+ * items at a time) runs on the evaluator instead, which updates the map
+ * in place. */
 #define SHARD_KEYS_PER_ITEM 4
 #define SHARD_KEYS_FREE 4096
 
@@ -251,47 +255,8 @@ bool stc__flow_shards_worth(const flow_plan *pl, const eval_ctx *cx, size_t n)
     return keys <= SHARD_KEYS_FREE || keys / SHARD_KEYS_PER_ITEM <= n;
 }
 
-/* A growing array of a map's items, in key order. */
-typedef struct shard_items {
-    stc_value *keys, *vals;
-    size_t n, cap;
-} shard_items;
-
-static bool shard_items_add(shard_items *a, stc_value k, stc_value v)
-{
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? 2 * a->cap : 64;
-        stc_value *nk = realloc(a->keys, cap * sizeof *nk);
-        if (nk) a->keys = nk;
-        stc_value *nv = nk ? realloc(a->vals, cap * sizeof *nv) : NULL;
-        if (!nv) return false;
-        a->vals = nv;
-        a->cap = cap;
-    }
-    a->keys[a->n] = val_retain(k);
-    a->vals[a->n++] = val_retain(v);
-    return true;
-}
-
-static void shard_items_free(shard_items *a)
-{
-    for (size_t i = 0; i < a->n; i++) {
-        val_release(a->keys[i]);
-        val_release(a->vals[i]);
-    }
-    free(a->keys);
-    free(a->vals);
-    *a = (shard_items){0};
-}
-
-/* The map of a's items (consumed), built in O(n): they are in key order. */
-static int shard_items_map(shard_items *a, stc_value *out)
-{
-    int rc = stc__val_map_from_sorted(a->keys, a->vals, a->n, out);
-    a->n = 0;
-    shard_items_free(a);
-    return rc;
-}
+/* The shard of key k among *(int *)S (the split's pick). */
+static int shard_pick(stc_value k, void *S) { return flow_shard_of(stc__val_key_hash(k), *(const int *)S); }
 
 int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
 {
@@ -305,57 +270,18 @@ int stc__flow_shards_split(flow_job *job, eval_ctx *cx)
     int S = job->rt->fi->nshards;
     size_t nt = (size_t)job->rt->p->nthreads, nw = (size_t)job->rt->workers;
     if (!(job->wstates = malloc(nt * nw * sizeof *job->wstates))) return stc__eval_oom(cx, job->loc);
-    shard_items parts[FLOW_MAX_SHARDS] = {{0}};
     for (int m0 = 0; m0 < pl->nshard_maps; m0 += S) {
-        int t = pl->shard_thread[m0];
-        stc_value whole = cx->states[t].value;
-        /* in key order, so each shard's items come in key order too: its
-         * map is built in O(keys), not put key by key */
-        val_map_iter it;
-        stc_value k, v;
-        bool ok = true;
-        stc__val_map_iter_init(&it, whole);
-        while (ok && stc__val_map_iter_next(&it, &k, &v))
-            ok = shard_items_add(&parts[stc__val_key_hash(k) % (uint64_t)S], k, v);
-        for (int i = 0; i < S; i++) {
-            if (ok) ok = shard_items_map(&parts[i], &maps[m0 + i]) == 0;
-            else shard_items_free(&parts[i]);
-            if (maps[m0 + i].tag == STC_T_INVALID) maps[m0 + i] = stc_value_unit();
-        }
-        if (!ok) return stc__eval_oom(cx, job->loc); /* the whole map stays the state */
-        /* the shards hold the state now: the whole map is dropped, so each
-         * shard's map is held once and updated in place */
-        val_release(whole);
-        cx->states[t].value = stc_value_unit();
+        stc_value *whole = &cx->states[pl->shard_thread[m0]].value;
+        if (whole->tag != STC_T_MAP) continue; /* not expected: the shards start empty */
+        /* the whole map's nodes relinked into the shards' maps (held once,
+         * so each shard updates its own in place); on failure the whole map
+         * stays the state */
+        if (stc__val_map_regroup(whole, 1, &maps[m0], S, shard_pick, &S) != 0) return stc__eval_oom(cx, job->loc);
     }
     /* each worker's copy of the states (shallow: a shard step writes only
      * its own thread's entry, which it points at its shard map) */
     for (size_t w = 0; w < nw; w++) memcpy(job->wstates + w * nt, cx->states, nt * sizeof *job->wstates);
     return 0;
-}
-
-/* The S shard maps' items merged into key order (the shards' keys are
- * disjoint), into *all. */
-static bool shard_merge_items(const stc_value *maps, int S, shard_items *all)
-{
-    val_map_iter its[FLOW_MAX_SHARDS];
-    stc_value hk[FLOW_MAX_SHARDS], hv[FLOW_MAX_SHARDS];
-    bool has[FLOW_MAX_SHARDS];
-    for (int i = 0; i < S; i++) {
-        has[i] = maps[i].tag == STC_T_MAP;
-        if (has[i]) {
-            stc__val_map_iter_init(&its[i], maps[i]);
-            has[i] = stc__val_map_iter_next(&its[i], &hk[i], &hv[i]);
-        }
-    }
-    for (;;) {
-        int lo = -1;
-        for (int i = 0; i < S; i++)
-            if (has[i] && (lo < 0 || stc__val_key_compare(hk[i], hk[lo]) < 0)) lo = i;
-        if (lo < 0) return true;
-        if (!shard_items_add(all, hk[lo], hv[lo])) return false;
-        has[lo] = stc__val_map_iter_next(&its[lo], &hk[lo], &hv[lo]);
-    }
 }
 
 int stc__flow_shards_merge(flow_job *job, eval_ctx *cx)
@@ -366,12 +292,20 @@ int stc__flow_shards_merge(flow_job *job, eval_ctx *cx)
     for (int m0 = 0; m0 < pl->nshard_maps; m0 += S) {
         int t = pl->shard_thread[m0];
         if (cx->states[t].value.tag == STC_T_MAP) continue; /* the split failed before it: kept */
-        shard_items all = {0};
-        stc_value whole = stc_value_unit();
-        bool ok = shard_merge_items(job->shard_maps + m0, S, &all);
-        if (ok) ok = shard_items_map(&all, &whole) == 0;
-        else shard_items_free(&all);
-        if (!ok) {
+        /* the shards' maps (a failed put may have lost one) merged by
+         * relinking their nodes: O(keys), nothing allocated per key */
+        stc_value in[FLOW_MAX_SHARDS], whole = stc_value_unit();
+        int from[FLOW_MAX_SHARDS], nin = 0;
+        for (int i = 0; i < S; i++)
+            if (job->shard_maps[m0 + i].tag == STC_T_MAP) {
+                from[nin] = m0 + i;
+                in[nin++] = job->shard_maps[m0 + i];
+            }
+        if (nin == 0) whole = stc__val_map_new();
+        else if (stc__val_map_regroup(in, nin, &whole, 1, NULL, NULL) == 0)
+            for (int j = 0; j < nin; j++) job->shard_maps[from[j]] = stc_value_unit(); /* consumed */
+        if (whole.tag != STC_T_MAP) {
+            val_release(whole);
             whole = stc__val_map_new(); /* out of memory: the state is lost with the run */
             rc = stc__eval_oom(cx, job->loc);
         }
@@ -425,15 +359,12 @@ static void shard_store(stc_value *slot, stc_value v)
     *slot = v;
 }
 
-/* The key of an inner element x: the thread's own (smap(t, xs)), or the
- * lambda body's call's, evaluated in a frame of the lambda on x. */
+/* The key of an inner element x when it is not x itself: the thread's
+ * after adapting x to its inputs (smap(t, xs)), or the lambda body's
+ * call's, evaluated in a frame of the lambda on x. */
 static int shard_inner_key(eval_ctx *cx, const ir_expr *e, stc_value fnv, stc_value x, stc_value *key)
 {
     const ir_expr *f = e->u.call.args[0];
-    if (f->kind == IR_THREADREF && cx->p->threads[f->u.index]->ninputs == 1) {
-        *key = val_retain(x); /* the element is the key (adapting one arg to one input keeps it) */
-        return 0;
-    }
     if (f->kind == IR_THREADREF) {
         stc_value a = val_retain(x);
         return stc__eval_keyed_key_of(cx, f->u.index, 1, &a, e->u.call.callee_loc, key);
@@ -452,16 +383,27 @@ static int shard_inner_key(eval_ctx *cx, const ir_expr *e, stc_value fnv, stc_va
     return rc;
 }
 
+/* Which shard each element of an item goes to (SHARD_OF): 3 bits an
+ * element in an int for up to SHARD_PACKED elements (a line of words: no
+ * allocation per item), else a byte an element in a str. */
+#define SHARD_PACKED 21
+
+static inline int shard_of_elem(stc_value of, size_t j)
+{
+    return of.tag == STC_T_INT ? (int)((uint64_t)of.as.i >> (3 * j) & 7)
+                               : ((const unsigned char *)val_as_str(of)->data)[j];
+}
+
 int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots,
                          uint8_t *flags)
 {
     (void)job;
-    const ir_expr *e = s->e;
+    const ir_expr *e = s->e, *f = e->u.call.args[0];
     ir_loc loc = e->u.call.callee_loc;
     stc_value *tmp = slots + s->src, fnv = stc_value_unit(), xs;
     cx->depth++; /* the smap node, as stc__eval_expr counts it */
     int rc = 0;
-    if (e->u.call.args[0]->kind != IR_THREADREF) rc = stc__eval_expr(cx, e->u.call.args[0], fr, &fnv);
+    if (f->kind != IR_THREADREF) rc = stc__eval_expr(cx, f, fr, &fnv);
     if (rc == 0 && (rc = stc__eval_expr(cx, e->u.call.args[1], fr, &xs)) != 0) val_release(fnv);
     cx->depth--;
     if (rc) return rc;
@@ -471,7 +413,8 @@ int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: smap over a non-list");
     }
     size_t n = val_seq_len(xs);
-    stc_value of = stc__val_str_alloc(n), results = stc__val_seq_alloc(STC_T_LIST, n);
+    bool packed = n <= SHARD_PACKED;
+    stc_value of = packed ? stc_value_int(0) : stc__val_str_alloc(n), results = stc__val_seq_alloc(STC_T_LIST, n);
     shard_store(&tmp[SHARD_XS], xs);
     shard_store(&tmp[SHARD_FN], fnv);
     shard_store(&tmp[SHARD_OF], of);
@@ -482,15 +425,30 @@ int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
         val_release(of.tag == STC_T_INVALID ? results : of);
         return stc__eval_oom(cx, loc);
     }
-    unsigned char *to = (unsigned char *)val_as_str(of)->data;
+    /* the element is the key (adapting one arg to one input keeps it):
+     * hashed where it is, neither copied nor counted */
+    bool self = f->kind == IR_THREADREF && cx->p->threads[f->u.index]->ninputs == 1;
+    unsigned char *to = packed ? NULL : (unsigned char *)val_as_str(of)->data;
+    const stc_value *items = val_seq_items(xs);
+    uint64_t bits = 0;
+    int S = s->nshards;
     for (size_t j = 0; j < n; j++) {
-        stc_value key;
-        if ((rc = shard_inner_key(cx, e, fnv, val_seq_items(xs)[j], &key))) return rc;
-        to[j] = (unsigned char)(stc__val_key_hash(key) % (uint64_t)s->nshards);
-        val_release(key);
-        flags[s->flag0 + to[j]] = 1;
+        uint64_t h;
+        if (self) {
+            h = stc__val_key_hash(items[j]);
+        } else {
+            stc_value key;
+            if ((rc = shard_inner_key(cx, e, fnv, items[j], &key))) return rc;
+            h = stc__val_key_hash(key);
+            val_release(key);
+        }
+        int sh = flow_shard_of(h, S);
+        if (packed) bits |= (uint64_t)sh << (3 * j);
+        else to[j] = (unsigned char)sh;
+        flags[s->flag0 + sh] = 1;
     }
-    flags[s->flag0 + s->nshards - 1] = 1; /* the last shard hands the results on */
+    if (packed) tmp[SHARD_OF] = stc_value_int((int64_t)bits);
+    flags[s->flag0 + S - 1] = 1; /* the last shard hands the results on */
     return 0;
 }
 
@@ -501,21 +459,30 @@ int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_va
     stc_value *tmp = slots + s->src;
     int shard = s->guard - s->flag0, thread = e->u.call.args[0]->kind == IR_THREADREF ? s->thread : -1;
     if (tmp[SHARD_RESULTS].tag != STC_T_LIST) return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: shard");
-    const stc_value *xs = val_seq_items(tmp[SHARD_XS]);
-    stc_value *out = val_seq_items(tmp[SHARD_RESULTS]);
-    const unsigned char *of = (const unsigned char *)val_as_str(tmp[SHARD_OF])->data;
+    stc_value *xs = val_seq_items(tmp[SHARD_XS]), *out = val_seq_items(tmp[SHARD_RESULTS]), of = tmp[SHARD_OF];
+    /* the item's list held once: each element is read by its own shard
+     * alone (the key was hashed before), so it moves into the call */
+    bool move = !val_obj_shared(tmp[SHARD_XS].as.obj);
     size_t bound = (size_t)tmp[SHARD_BOUND].as.i, n = val_seq_len(tmp[SHARD_RESULTS]);
     long long item = cx->item;
     cx->depth++; /* the smap node, as stc__eval_expr counts it */
     eval_tstate *shared = shard_enter(job, cx, s);
+    const char *saved_thread = cx->thread;
+    if (thread >= 0) cx->thread = cx->p->threads[thread]->name; /* as a call of the thread sets it */
     int rc = 0;
     for (size_t j = 0; j < bound; j++) {
-        if (of[j] != shard) continue;
+        if (shard_of_elem(of, j) != shard) continue;
         cx->item = (long long)j; /* errors name the inner item, as the reference's */
-        if (cx->cancel && (rc = stc__eval_check_cancel(cx, loc))) {
+        if (cx->cancel && cancel_raised(cx->cancel) && (rc = stc__eval_check_cancel(cx, loc))) {
         } else {
-            stc_value x = val_retain(xs[j]), r = stc_value_unit();
-            rc = stc__eval_smap_apply(cx, thread, tmp[SHARD_FN], x, loc, &r);
+            stc_value x = xs[j], r = {.tag = STC_T_UNIT};
+            if (move) xs[j] = r;
+            else val_retain(x);
+            /* smap(t, xs): the keyed call itself, on this shard's map
+             * (what stc__eval_call_thread would pick, without its dispatch) */
+            rc = thread >= 0 ? stc__eval_keyed_call(cx, thread, &cx->states[thread].value,
+                                                    cx->states[thread].init, 1, &x, loc, &r)
+                             : stc__eval_smap_apply(cx, -1, tmp[SHARD_FN], x, loc, &r);
             if (rc == 0) shard_store(&out[j], r);
         }
         if (rc) { /* this item ends at element j at the latest */
@@ -527,6 +494,7 @@ int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_va
         }
     }
     shard_leave(job, cx, s, shared);
+    cx->thread = saved_thread;
     cx->depth--;
     cx->item = item;
     if (shard < s->nshards - 1) return 0;

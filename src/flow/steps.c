@@ -47,7 +47,7 @@ FLOW_NOINLINE static int flow_shard_choose(eval_ctx *cx, const flow_step *s, eva
     stc_value key;
     int rc = stc__eval_keyed_key(cx, s->e, fr, &key);
     if (rc) return rc;
-    flags[s->flag0 + (int)(stc__val_key_hash(key) % (uint64_t)s->nshards)] = 1;
+    flags[s->flag0 + flow_shard_of(stc__val_key_hash(key), s->nshards)] = 1;
     val_release(key);
     return 0;
 }

@@ -93,7 +93,10 @@ static uint64_t hash_at(stc_value v, int depth)
 
 uint64_t stc__val_key_hash(stc_value v)
 {
-    if (v.tag == STC_T_STR) /* the common key, as hash_at hashes it, without its frame */
-        return hash_fin(hash_mix((uint64_t)STC_T_STR * 0x100000001b3u, hash_bytes(val_as_str(v))));
+    /* the common key: its bytes' hash alone (a top-level key's hash need
+     * only agree with itself: strings and other keys never meet in one
+     * map), whose last multiply already spreads into the high half, which
+     * picks the shard */
+    if (v.tag == STC_T_STR) return hash_bytes(val_as_str(v));
     return hash_fin(hash_at(v, 0));
 }

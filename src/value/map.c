@@ -552,3 +552,143 @@ bool stc__val_map_check(stc_value m)
     size_t count = 0;
     return val_node_check(h->root, NULL, NULL, &count) >= 0 && count == h->n;
 }
+
+/* ---- Regrouping maps (a keyed thread's shards) ------------------------------------ */
+
+/* The next node of an in-order walk (the iterator of stc__val_map_iter_*). */
+static val_map_node *val_iter_node(val_map_iter *it)
+{
+    if (it->top == 0) return NULL;
+    const val_map_node *n = it->stack[--it->top];
+    for (const val_map_node *c = n->right; c && it->top < VAL_MAP_MAX_HEIGHT; c = c->left) it->stack[it->top++] = c;
+    return (val_map_node *)n;
+}
+
+/* Whether map m and every node of it are held once: its nodes may then be
+ * taken out and relinked. */
+static bool val_map_all_own(stc_value m)
+{
+    if (__atomic_load_n(&m.as.obj->refs, __ATOMIC_ACQUIRE) != 1) return false;
+    val_map_iter it;
+    stc__val_map_iter_init(&it, m);
+    for (val_map_node *n; (n = val_iter_node(&it));)
+        if (atomic_load_explicit(&n->refs, memory_order_acquire) != 1) return false;
+    return true;
+}
+
+/* A balanced tree of the nodes nodes[lo, hi) (in key order), relinked. */
+static val_map_node *val_relink(val_map_node **nodes, size_t lo, size_t hi)
+{
+    if (lo >= hi) return NULL;
+    size_t mid = lo + (hi - lo) / 2;
+    val_map_node *n = nodes[mid];
+    n->left = val_relink(nodes, lo, mid);
+    n->right = val_relink(nodes, mid + 1, hi);
+    val_node_fix(n);
+    return n;
+}
+
+/* Which input map's head is lowest, or -1 (the inputs' keys are disjoint). */
+static int val_lowest(val_map_node *const *head, int nin)
+{
+    int lo = -1;
+    for (int i = 0; i < nin; i++) {
+        if (!head[i]) continue;
+        if (lo < 0) {
+            lo = i;
+            continue;
+        }
+        const val_map_node *a = head[i], *b = head[lo];
+        if (a->pre != b->pre ? a->pre < b->pre : stc__val_key_compare(a->key, b->key) < 0) lo = i;
+    }
+    return lo;
+}
+
+int stc__val_map_regroup(stc_value *ins, int nin, stc_value *outs, int nout, int (*pick)(stc_value key, void *ud),
+                         void *ud)
+{
+    size_t total = 0;
+    for (int o = 0; o < nout; o++) outs[o] = stc_value_unit();
+    if (nin < 1 || nout < 1 || nout > 127) return STC_EINVAL;
+    for (int i = 0; i < nin; i++) {
+        if (ins[i].tag != STC_T_MAP) return STC_EINVAL;
+        total += val_map_len(ins[i]);
+    }
+    /* everything allocated before any input is touched: on failure the
+     * inputs are the caller's as they were */
+    val_map_node **order = malloc((total + 1) * sizeof *order), **sorted = malloc((total + 1) * sizeof *sorted);
+    unsigned char *tag = malloc(total + 1); /* bits 0-6 the output, bit 7 a copied node */
+    val_map_iter *its = malloc((size_t)nin * sizeof *its);
+    val_map_node **head = malloc((size_t)nin * sizeof *head);
+    bool *own = malloc((size_t)nin * sizeof *own);
+    size_t *start = calloc((size_t)nout + 1, sizeof *start);
+    val_map **maps = calloc((size_t)nout, sizeof *maps);
+    bool ok = order && sorted && tag && its && head && own && start && maps;
+    for (int o = 0; ok && o < nout; o++) ok = (maps[o] = val_map_alloc()) != NULL;
+    size_t k = 0;
+    if (ok) {
+        for (int i = 0; i < nin; i++) {
+            own[i] = val_map_all_own(ins[i]);
+            stc__val_map_iter_init(&its[i], ins[i]);
+            head[i] = val_iter_node(&its[i]);
+        }
+        /* the items in key order: each input's are, and for one input
+         * (a split) no comparison is made */
+        for (int lo; ok && (lo = nin == 1 ? (head[0] ? 0 : -1) : val_lowest(head, nin)) >= 0; k++) {
+            val_map_node *n = head[lo];
+            head[lo] = val_iter_node(&its[lo]);
+            int to = pick ? pick(n->key, ud) : 0;
+            if (to < 0 || to >= nout) to = 0;
+            tag[k] = (unsigned char)to;
+            if (!own[lo]) { /* shared: a copy of the node, the input keeps its own */
+                val_map_node *c = malloc(sizeof *c);
+                if (!(ok = c != NULL)) break;
+                atomic_init(&c->refs, 1);
+                c->pre = n->pre;
+                c->key = val_retain(n->key);
+                c->val = val_retain(n->val);
+                n = c;
+                tag[k] |= 0x80;
+            }
+            order[k] = n;
+            start[to + 1]++;
+        }
+    }
+    if (!ok) {
+        for (size_t j = 0; j < k; j++)
+            if (tag[j] & 0x80) {
+                val_release(order[j]->key);
+                val_release(order[j]->val);
+                free(order[j]);
+            }
+        for (int o = 0; maps && o < nout; o++)
+            if (maps[o]) val_release((stc_value){.tag = STC_T_MAP, .as.obj = &maps[o]->hdr});
+    } else {
+        for (int i = 0; i < nin; i++) {
+            if (own[i]) { /* its nodes are the outputs' now: the empty map goes */
+                ((val_map *)ins[i].as.obj)->root = NULL;
+                ((val_map *)ins[i].as.obj)->n = 0;
+            }
+            val_release(ins[i]);
+            ins[i] = stc_value_unit();
+        }
+        for (int o = 0; o < nout; o++) start[o + 1] += start[o];
+        for (size_t j = 0; j < total; j++) sorted[start[tag[j] & 0x7f]++] = order[j]; /* stable: key order kept */
+        size_t from = 0;
+        for (int o = 0; o < nout; o++) { /* start[o] is now the end of output o */
+            maps[o]->root = val_relink(sorted, from, start[o]);
+            maps[o]->n = start[o] - from;
+            outs[o] = (stc_value){.tag = STC_T_MAP, .as.obj = &maps[o]->hdr};
+            from = start[o];
+        }
+    }
+    free(order);
+    free(sorted);
+    free(tag);
+    free(its);
+    free(head);
+    free(own);
+    free(start);
+    free(maps);
+    return ok ? 0 : STC_ENOMEM;
+}

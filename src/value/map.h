@@ -76,6 +76,17 @@ int stc__val_map_remove(stc_value m, stc_value k, stc_value *out);
  * consumed, also on error (the arrays then hold unit).  0 or STC_ENOMEM
  * (*out INVALID). */
 int stc__val_map_from_sorted(stc_value *keys, stc_value *vals, size_t n, stc_value *out);
+/* The items of the maps ins[0..nin) (consumed; their keys disjoint)
+ * regrouped into nout (<= 127) maps outs[0..nout): an item of key k goes
+ * to outs[pick(k, ud)] (pick NULL: all to outs[0]), each in key order.  A
+ * map held once whose nodes are all held once gives its nodes themselves,
+ * relinked into balanced trees: no allocation and no count per item (a
+ * keyed thread's split among its shards and merge back, src/flow/shards.c);
+ * the nodes of any other map are copied.  O(items x nin) key compares for
+ * nin > 1, none for nin == 1.  STC_ENOMEM (or STC_EINVAL: a non-map, a
+ * bad count) with the inputs as they were and outs units. */
+int stc__val_map_regroup(stc_value *ins, int nin, stc_value *outs, int nout, int (*pick)(stc_value key, void *ud),
+                         void *ud);
 /* Whether a and b hold equal keys (stc__val_key_compare) bound to equal values
  * (stc_value_equal), in the same number. */
 bool stc__val_map_equal(stc_value a, stc_value b);

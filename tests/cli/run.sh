@@ -448,9 +448,9 @@ tail -n 1 t.json | grep -q '^]}$' || bad "trace not closed"; end
 # Helpers that call threads get the stages of the inline form (docs/DESIGN.md 3):
 # main_stages FILE prints the stage names and kinds of the smap on FILE's
 # last line, without their lines.
-main_stages() {
-    local line; line=$(wc -l <"$1")
-    "$STC" graph "$1" </dev/null | awk -v L="$line" '
+main_stages() { # [GRAPH OPTIONS...] FILE
+    local line; line=$(wc -l <"${@: -1}")
+    "$STC" graph "$@" </dev/null | awk -v L="$line" '
         /label="smap at/ { on = index($0, ":" L ":") > 0 }
         on && /^    p[0-9]+_s[0-9]+ \[label=/ {
             match($0, /label="[^"]*"/); s = substr($0, RSTART + 7, RLENGTH - 8)
@@ -520,6 +520,19 @@ got=$(main_stages keyed.stc)
 one='[shard\nreplicated] [counts [shard 1/S]\nserial, keyed shard] [counts [shard S/S]\nserial, keyed shard] '
 [ "$got" = "$one$one" ] || bad "stages (the outer smap's, then the inner's): $got"
 run graph keyed.stc; out_has "shards as 1/S and S/S (S = a run's workers, at most 8)"; end
+begin "graph --workers 3: every shard of a 3-worker run, numbered"
+got=$(main_stages --workers 3 keyed.stc)
+three='[shard\nreplicated] [counts [shard 1/3]\nserial, keyed shard] [counts [shard 2/3]\nserial, keyed shard] [counts [shard 3/3]\nserial, keyed shard] '
+[ "$got" = "$three$three" ] || bad "stages at 3 workers: $got"
+run graph --workers 3 keyed.stc; code_is 0; out_has "at 3 workers, a keyed thread in 3 shards"; out_lacks "1/S"; end
+begin "graph --workers 20: at most 8 shards"
+run graph --workers=20 keyed.stc; code_is 0; out_has "counts [shard 8/8]"; out_lacks "shard 9/"; end
+begin "graph --workers 1: no shards, and it says why"
+run graph --workers 1 keyed.stc; code_is 0; out_has "serial (keyed thread counts runs on one worker)"; out_lacks "[shard"; end
+begin "graph --workers 2 --ranks 3: both labels"
+run graph --workers 2 --ranks 3 keyed.stc; code_is 0; out_has "counts [shard 2/2]"; out_has "rank 0"; end
+begin "graph --workers 0: usage error"; run graph --workers 0 keyed.stc; usage_error "invalid value '0' for --workers"; end
+begin "graph --workers x: usage error"; run graph --workers x keyed.stc; usage_error "invalid value 'x' for --workers"; end
 awk 'BEGIN { for (i = 0; i < 3000; i++) print "w" (i % 13) " x" (i % 7) " w" (i % 5) }' >keyed.txt
 begin "keyed: the word count stream at 3 workers, --verify, profile and trace rows per shard"
 run run --verify --workers 3 --input keyed.txt keyed.stc; code_is 0; out_has 'counts = {"w0": '

@@ -357,3 +357,53 @@ TEST(map_take_and_key_hash)
     stc_value_release(a);
     stc_value_release(b);
 }
+
+static int regroup_mod3(stc_value k, void *ud)
+{
+    (void)ud;
+    return (int)(k.as.i % 3);
+}
+
+/* stc__val_map_regroup: a map split three ways by key and merged back is
+ * the map it was, each part a valid tree in key order; a map held once
+ * gives its nodes (relinked), a shared one keeps its own (copied). */
+TEST(map_regroup_split_and_merge)
+{
+    stc_value m = stc__val_map_new();
+    for (int i = 0; i < 1000; i++)
+        CHECK_INT(stc__val_map_put(m, stc_value_int((i * 7919) % 1000), stc_value_new_str("v", 1), &m), 0);
+    stc_value copy = stc__val_map_new(); /* the same items, built apart */
+    for (int i = 0; i < 1000; i++) CHECK_INT(stc__val_map_put(copy, stc_value_int(i), stc_value_new_str("v", 1), &copy), 0);
+    stc_value parts[3], whole;
+    CHECK_INT(stc__val_map_regroup(&m, 1, parts, 3, regroup_mod3, NULL), 0);
+    CHECK_INT(m.tag, STC_T_UNIT); /* consumed */
+    for (int o = 0; o < 3; o++) {
+        CHECK(stc__val_map_check(parts[o]));
+        CHECK_INT((int)val_map_len(parts[o]), o == 0 ? 334 : 333);
+        val_map_iter it;
+        stc_value k, v;
+        stc__val_map_iter_init(&it, parts[o]);
+        while (stc__val_map_iter_next(&it, &k, &v)) CHECK_INT((int)(k.as.i % 3), o);
+    }
+    /* a shared part: merged by copying, the holder's part unchanged */
+    stc_value held = stc_value_retain(parts[1]);
+    CHECK_INT(stc__val_map_regroup(parts, 3, &whole, 1, NULL, NULL), 0);
+    CHECK(stc__val_map_check(whole));
+    CHECK_INT((int)val_map_len(whole), 1000);
+    CHECK(stc__val_map_equal(whole, copy));
+    CHECK(stc__val_map_check(held));
+    CHECK_INT((int)val_map_len(held), 333);
+    stc_value_release(held);
+    /* empty inputs and outputs; bad arguments leave the inputs */
+    stc_value e[2] = {stc__val_map_new(), stc__val_map_new()}, out[4];
+    CHECK_INT(stc__val_map_regroup(e, 2, out, 4, regroup_mod3, NULL), 0);
+    for (int o = 0; o < 4; o++) {
+        CHECK_INT((int)val_map_len(out[o]), 0);
+        stc_value_release(out[o]);
+    }
+    stc_value bad[2] = {whole, stc_value_int(3)};
+    CHECK_INT(stc__val_map_regroup(bad, 2, out, 1, NULL, NULL), STC_EINVAL);
+    CHECK_INT((int)val_map_len(whole), 1000);
+    stc_value_release(whole);
+    stc_value_release(copy);
+}

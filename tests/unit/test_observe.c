@@ -3,6 +3,7 @@
  * track per worker and a slice per stage, the profile's items add up. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "run_check.h"
@@ -40,6 +41,36 @@ TEST(observe_graph_names_every_stage)
         CHECK_CONTAINS(threads, "[label=\"hi (g x h)\"]");
         free(threads);
         CHECK(stc_program_graph(prog, 7) == NULL);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* stc_program_graph_run draws a keyed thread's shards as a run at N
+ * workers has them: N (at most 8), none at 1 worker; bad counts are NULL. */
+TEST(observe_graph_run_draws_the_shards)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = observe_compile(env, "fun cnt(w, n) = (n + 1, n + 1)\nkeyed thread c = cnt init 0\n"
+                                             "main = smap(fn x => c(x % 5), range(0, 50))\n");
+    if (prog) {
+        char *three = stc_program_graph_run(prog, 1, 3), *one = stc_program_graph_run(prog, 1, 1);
+        char *many = stc_program_graph_run(prog, 2, 100);
+        CHECK_CONTAINS(three, "c [shard 1/3]");
+        CHECK_CONTAINS(three, "c [shard 3/3]");
+        CHECK_CONTAINS(three, "at 3 workers, a keyed thread in 3 shards");
+        CHECK(three && !strstr(three, "/S]"));
+        CHECK_CONTAINS(one, "runs on one worker");
+        CHECK(one && !strstr(one, "[shard"));
+        CHECK_CONTAINS(many, "c [shard 8/8]");
+        CHECK_CONTAINS(many, "rank 0");
+        CHECK(many && !strstr(many, "[shard 9/"));
+        free(three);
+        free(one);
+        free(many);
+        CHECK(stc_program_graph_run(prog, 1, 0) == NULL);
+        CHECK(stc_program_graph_run(prog, 0, 2) == NULL);
+        CHECK(stc_program_graph_run(NULL, 1, 2) == NULL);
     }
     stc_program_free(prog);
     stc_env_free(env);
