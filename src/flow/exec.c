@@ -177,6 +177,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     b->n = (int)size;
     b->nloaded = 0; /* the frames are filled as their items start (steps.c) */
     b->loaded = false;
+    b->direct = false;
     b->busy_ns = 0;
     b->away = NULL;
     memset(b->dead, 0, size);
@@ -204,18 +205,23 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
     flow_job *job = ud;
     flow_batch *b = sb->data;
     const flow_plan *pl = job->plan;
+    /* A direct batch (steps.c flow_direct_items) used only the function's
+     * own slots; its results are in the result list, or for a stream in
+     * b->in, with the inputs of the items never loaded. */
+    int nslots = b->direct ? (pl->fn ? pl->fn->nslots : 0) : pl->nslots;
+    for (int i = 0; b->direct && job->stream && i < b->n; i++) val_release(b->in[i]);
     for (int i = 0; i < b->nloaded; i++) { /* the other frames were never filled */
         stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
-        if (!b->dead[i] && !job->stream) {
+        if (!b->dead[i] && !job->stream && !b->direct) {
             job->out[b->first + (size_t)i] = slots[pl->result];
             slots[pl->result] = flow_unit();
         }
-        for (int j = job->ncaps; j < pl->nslots; j++) { /* units again for the block's next batch */
+        for (int j = job->ncaps; j < nslots; j++) { /* units again for the block's next batch */
             val_release(slots[j]);
             slots[j] = flow_unit();
         }
     }
-    if (job->stream) /* the inputs of items never loaded */
+    if (job->stream && !b->direct) /* the inputs of items never loaded */
         for (int i = b->nloaded; i < b->n; i++) val_release(b->in[i]);
     if (b->n > 0 && b->busy_ns > 0) {
         uint64_t est = b->busy_ns / (uint64_t)b->n, old = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
@@ -359,6 +365,28 @@ static bool flow_fusable(const flow_plan *pl)
     return true;
 }
 
+/* Whether a fused batch may run each item as the evaluator's call of the
+ * function (steps.c flow_direct_items): any plan but one with keyed
+ * threads' shards, whose maps the job holds apart from the states the
+ * evaluator would read (shards.c), or with a g x h thread split in two
+ * (a C thread's output_fn and state_fn: the runtime calls the halves at
+ * any worker count, as unit.flow checks, the evaluator the whole). */
+static bool flow_directable(const flow_plan *pl)
+{
+    if (pl->nshard_maps > 0) return false;
+    for (int k = 0; k < pl->nsteps; k++)
+        switch (pl->steps[k].kind) {
+        case FS_SHARD:
+        case FS_KEYED:
+        case FS_ISHARD:
+        case FS_IKEYED:
+        case FS_SPLIT_OUT:
+        case FS_SPLIT_STATE: return false;
+        default: break;
+        }
+    return true;
+}
+
 /* Sets up the job of smap e (called from cx) over xs or stream s, its
  * results into out (NULL for a stream). */
 static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const ir_expr *e, const flow_plan *pl,
@@ -372,6 +400,8 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
         job->caps = val_as_func(fnv)->caps;
         job->ncaps = pl->fn->ncaptures;
     }
+    job->fnv = fnv;
+    job->map_thread = pl->fn ? -1 : pl->thread;
     if (prof && prof->order < 0) prof->order = rt->npipelines++;
     if (prof && s) prof->stream = true;
     /* A remote executor takes whole stages of batches in flight: that
@@ -381,6 +411,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
     job->fused = !rt->remote.call && !rt->remote.start && flow_fusable(pl);
     if (job->fused && rt->workers > 1)
         job->fused = !rt->perturb_seed && (s || xs->n >= FLOW_TRIAL_MIN_JOB) && (job->trial_ns = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
+    job->direct_ok = job->fused && flow_directable(pl);
     flow_skips_init(job); /* no skipping when out of memory */
     atomic_init(&job->ns_per_item, 0);
     atomic_init(&job->live, 0);
