@@ -368,10 +368,11 @@ static bool flow_fusable(const flow_plan *pl)
 /* Whether a fused batch may run each item as the evaluator's call of the
  * function (steps.c flow_direct_items): any plan but one with keyed
  * threads' shards, whose maps the job holds apart from the states the
- * evaluator would read (shards.c), or with a g x h thread split in two
- * (a C thread's output_fn and state_fn: the runtime calls the halves at
- * any worker count, as unit.flow checks, the evaluator the whole). */
-static bool flow_directable(const flow_plan *pl)
+ * evaluator would read (shards.c), or with a g x h C thread split in two
+ * (its output_fn and state_fn: the runtime calls the halves at any worker
+ * count, as unit.flow checks, the evaluator the whole fn; an STCLang
+ * thread's halves are its one function's, the same results). */
+static bool flow_directable(const ir_program *p, const flow_plan *pl)
 {
     if (pl->nshard_maps > 0) return false;
     for (int k = 0; k < pl->nsteps; k++)
@@ -379,9 +380,11 @@ static bool flow_directable(const flow_plan *pl)
         case FS_SHARD:
         case FS_KEYED:
         case FS_ISHARD:
-        case FS_IKEYED:
+        case FS_IKEYED: return false;
         case FS_SPLIT_OUT:
-        case FS_SPLIT_STATE: return false;
+        case FS_SPLIT_STATE:
+            if (p->threads[pl->steps[k].thread]->kind != THREAD_LANG) return false;
+            break;
         default: break;
         }
     return true;
@@ -411,7 +414,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
     job->fused = !rt->remote.call && !rt->remote.start && flow_fusable(pl);
     if (job->fused && rt->workers > 1)
         job->fused = !rt->perturb_seed && (s || xs->n >= FLOW_TRIAL_MIN_JOB) && (job->trial_ns = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
-    job->direct_ok = job->fused && flow_directable(pl);
+    job->direct_ok = job->fused && flow_directable(cx->p, pl);
     flow_skips_init(job); /* no skipping when out of memory */
     atomic_init(&job->ns_per_item, 0);
     atomic_init(&job->live, 0);
