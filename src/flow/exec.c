@@ -205,18 +205,17 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
     flow_job *job = ud;
     flow_batch *b = sb->data;
     const flow_plan *pl = job->plan;
-    /* A direct batch (steps.c flow_direct_items) used only the function's
-     * own slots; its results are in the result list, or for a stream in
-     * b->in, with the inputs of the items never loaded. */
-    int nslots = b->direct ? (pl->fn ? pl->fn->nslots : 0) : pl->nslots;
+    /* A direct batch (steps.c flow_direct_items) emptied its frame after
+     * each item (nloaded 0); its results are in the result list, or for a
+     * stream in b->in, with the inputs of the items never loaded. */
     for (int i = 0; b->direct && job->stream && i < b->n; i++) val_release(b->in[i]);
     for (int i = 0; i < b->nloaded; i++) { /* the other frames were never filled */
         stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
-        if (!b->dead[i] && !job->stream && !b->direct) {
+        if (!b->dead[i] && !job->stream) {
             job->out[b->first + (size_t)i] = slots[pl->result];
             slots[pl->result] = flow_unit();
         }
-        for (int j = job->ncaps; j < nslots; j++) { /* units again for the block's next batch */
+        for (int j = job->ncaps; j < pl->nslots; j++) { /* units again for the block's next batch */
             val_release(slots[j]);
             slots[j] = flow_unit();
         }

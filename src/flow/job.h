@@ -152,10 +152,11 @@ void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index);
 sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
 
 /* One worker (job->fused): batch sb through every stage of the plan and a
- * stream's output stage, on worker's context: item by item through all
- * stages, or stage by stage when profiling or tracing (each stage's
- * activation measured as in the pipeline).  SCHED_STOP when an item
- * failed, its error recorded (steps.c). */
+ * stream's output stage, on worker's context: cheap items one by one
+ * through the function's whole body (or the plan's steps), dear ones
+ * stage by stage, and stage by stage when profiling, tracing or in a
+ * trial (each stage's activation measured as in the pipeline).
+ * SCHED_STOP when an item failed, its error recorded (steps.c). */
 sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker);
 
 /* Loads the frames of the batch's live items (stage 0 does it as it goes;

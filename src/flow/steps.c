@@ -354,8 +354,10 @@ static sched_status flow_fused_items(flow_job *job, eval_ctx *cx, flow_batch *b)
 }
 
 /* Every item of the batch through the function's whole body at once, as
- * the evaluator's call of it runs it (eval_invoke): its frame filled as
- * for the steps (flow_load), the body evaluated at the depth of a body one
+ * the evaluator's call of it runs it (eval_invoke): in one frame, the
+ * batch's first, filled as for the steps (captures borrowed, the item
+ * adapted to the params) and emptied after each item as the evaluator
+ * frees a call's frame, the body evaluated at the depth of a body one
  * level inside the smap's call, a tail call it ends in run there; for an
  * smap of a thread, the evaluator's own smap_apply.  No steps, flags or
  * skip masks: one step, the whole body, so the results, the states and the
@@ -365,31 +367,24 @@ static sched_status flow_fused_items(flow_job *job, eval_ctx *cx, flow_batch *b)
  * result list (its unfilled items are invalid, which release ignores on
  * failure); a stream's into b->in[i], emptied by the load, for the output
  * stage.  Fused only (one thread, item k before item k + 1), and never for
- * keyed shards or g x h halves (exec.c flow_directable). */
+ * keyed shards or a C thread's g x h halves (exec.c flow_directable). */
 static sched_status flow_direct_items(flow_job *job, eval_ctx *cx, flow_batch *b)
 {
     const flow_plan *pl = job->plan;
     const ir_fun *fn = pl->fn;
+    stc_value *slots = b->slots; /* units, but for the captures */
+    int ncaps = job->ncaps, nslots = fn ? fn->nslots : 0;
     b->direct = true;
+    b->nloaded = 0; /* no frame holds anything between items */
+    for (int j = 0; j < ncaps; j++) slots[j] = job->caps[j];
     for (int i = 0; i < b->n; i++) {
         long long index = (long long)(b->first + (size_t)i);
         cx->item = index;
         cx->thread = job->thread;
         stc_value v = flow_unit();
         int rc = flow_check_cancel(job, cx);
-        if (rc == 0 && fn) {
-            eval_frame fr = {b->slots + (size_t)i * (size_t)pl->nslots, fn};
-            if ((rc = flow_load(job, cx, b, i, fr.slots)) == 0) {
-                cx->depth = job->base_depth + 1;
-                rc = stc__eval_expr(cx, fn->body, &fr, &v);
-                if (rc == EVAL_TAIL) {
-                    cx->depth = job->base_depth + 1;
-                    rc = stc__eval_tail_run(cx, &v);
-                }
-            }
-        } else if (rc == 0) {
+        if (rc == 0) {
             stc_value arg;
-            b->nloaded = i + 1;
             if (job->stream) {
                 arg = b->in[i];
                 b->in[i] = flow_unit();
@@ -397,8 +392,26 @@ static sched_status flow_direct_items(flow_job *job, eval_ctx *cx, flow_batch *b
                 arg = job->items ? val_retain(job->items[index])
                                  : (stc_value){.tag = STC_T_INT, .as.i = (int64_t)((uint64_t)job->start + (uint64_t)index)};
             }
-            cx->depth = job->base_depth;
-            rc = stc__eval_smap_apply(cx, job->map_thread, job->fnv, arg, job->loc, &v);
+            if (!fn) {
+                cx->depth = job->base_depth;
+                rc = stc__eval_smap_apply(cx, job->map_thread, job->fnv, arg, job->loc, &v);
+            } else {
+                if (fn->nparams == 1) slots[ncaps] = arg;
+                else rc = stc__eval_adapt_args(cx, fn->name, (size_t)fn->nparams, 1, &arg, slots + ncaps, job->loc);
+                if (rc == 0) {
+                    eval_frame fr = {slots, fn};
+                    cx->depth = job->base_depth + 1;
+                    rc = stc__eval_expr(cx, fn->body, &fr, &v);
+                    if (rc == EVAL_TAIL) {
+                        cx->depth = job->base_depth + 1;
+                        rc = stc__eval_tail_run(cx, &v);
+                    }
+                }
+                for (int j = ncaps; j < nslots; j++) {
+                    val_release(slots[j]);
+                    slots[j] = flow_unit();
+                }
+            }
         }
         if (rc) {
             stc__eval_oom(cx, job->loc); /* records nothing when the evaluator made its error */
@@ -412,13 +425,17 @@ static sched_status flow_direct_items(flow_job *job, eval_ctx *cx, flow_batch *b
     return SCHED_CONTINUE;
 }
 
-/* Items cheaper than this (the running estimate, ns) go item by item
- * through all the stages, dearer ones stage by stage over the batch.  For
- * cheap items the item loop's own cost per stage counts most; for dear
- * ones, that each stage's code and branches stay warm over a batch: CPU
- * time at one worker, medians of 7 runs under load, logstats 1M lines
- * 1.49 s item by item against 1.37 s stage by stage, 3M cheap smap items
- * 0.17 s against 0.19 s.  Either way the results are the same. */
+/* Items cheaper than this (the running estimate, ns) go item by item,
+ * each through the function's whole body at once (flow_direct_items; the
+ * plan's steps, flow_fused_items, where that cannot be), dearer ones
+ * stage by stage over the batch.  For cheap items the runtime's cost per
+ * step counts most; for dear ones, that each stage's code and branches
+ * stay warm over a batch.  CPU time at one worker (perf task-clock,
+ * medians of 9 interleaved runs, load average 6-8; docs/DESIGN.md 5):
+ * 3M cheap smap items 138 ms whole body, 166 ms the steps item by item,
+ * 166 ms stage by stage; logstats 1M lines 1135, 1138 and 1058 ms (the
+ * whole body runs 8% fewer instructions there, yet takes 7% more time).
+ * Either way the results are the same. */
 #ifndef FLOW_ITEMWISE_NS
 #define FLOW_ITEMWISE_NS (250 * FLOW_TIME_SCALE)
 #endif
