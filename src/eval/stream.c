@@ -78,7 +78,8 @@ int stc__eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, s
             break;
         }
         /* A str item of a str stream (every line of a file) needs no walk. */
-        bool str_ok = v.tag == STC_T_STR && s->item_type && s->item_type->kind == TY_STR;
+        const ir_type *ty = v.tag == STC_T_STR ? stc__ir_type_resolve(s->item_type) : NULL;
+        bool str_ok = ty && ty->kind == TY_STR;
         if (!str_ok && !stc__eval_value_has_type(v, s->item_type)) {
             val_release(v);
             char *t = stc__ir_type_to_string(s->item_type);
