@@ -71,13 +71,16 @@ int stc__eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, s
             else rc = eval_stream_fail(cx, code, &ccx, s->in_loc, "input");
             break;
         }
-        free(ccx.message);
+        if (ccx.message) free(ccx.message);
         if (code == 0) {
             val_release(v);
             rc = 0;
             break;
         }
-        if (!stc__eval_value_has_type(v, s->item_type)) {
+        /* A str item of a str stream (every line of a file) needs no walk. */
+        const ir_type *ty = v.tag == STC_T_STR ? stc__ir_type_resolve(s->item_type) : NULL;
+        bool str_ok = ty && ty->kind == TY_STR;
+        if (!str_ok && !stc__eval_value_has_type(v, s->item_type)) {
             val_release(v);
             char *t = stc__ir_type_to_string(s->item_type);
             rc = stc__eval_error(cx, STC_ERUNTIME, s->in_loc, "input item of the wrong type: main's input items are %s",
@@ -127,7 +130,7 @@ int stc__eval_stream_push(eval_ctx *cx, const eval_stream *s, long long index, s
     struct stc_ctx ccx = {0};
     int code = s->io->sink(s->io->sink_ud, index, v, &ccx);
     if (code >= 0) {
-        free(ccx.message);
+        if (ccx.message) free(ccx.message);
         return 0;
     }
     long long saved = cx->item;

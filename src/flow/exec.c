@@ -177,6 +177,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     b->n = (int)size;
     b->nloaded = 0; /* the frames are filled as their items start (steps.c) */
     b->loaded = false;
+    b->direct = false;
     b->busy_ns = 0;
     b->away = NULL;
     memset(b->dead, 0, size);
@@ -204,6 +205,10 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
     flow_job *job = ud;
     flow_batch *b = sb->data;
     const flow_plan *pl = job->plan;
+    /* A direct batch (steps.c flow_direct_items) emptied its frame after
+     * each item (nloaded 0); its results are in the result list, or for a
+     * stream in b->in, with the inputs of the items never loaded. */
+    for (int i = 0; b->direct && job->stream && i < b->n; i++) val_release(b->in[i]);
     for (int i = 0; i < b->nloaded; i++) { /* the other frames were never filled */
         stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
         if (!b->dead[i] && !job->stream) {
@@ -215,7 +220,7 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
             slots[j] = flow_unit();
         }
     }
-    if (job->stream) /* the inputs of items never loaded */
+    if (job->stream && !b->direct) /* the inputs of items never loaded */
         for (int i = b->nloaded; i < b->n; i++) val_release(b->in[i]);
     if (b->n > 0 && b->busy_ns > 0) {
         uint64_t est = b->busy_ns / (uint64_t)b->n, old = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
@@ -368,6 +373,31 @@ static bool flow_fusable(const flow_plan *pl)
     return true;
 }
 
+/* Whether a fused batch may run each item as the evaluator's call of the
+ * function (steps.c flow_direct_items): any plan but one with keyed
+ * threads' shards, whose maps the job holds apart from the states the
+ * evaluator would read (shards.c), or with a g x h C thread split in two
+ * (its output_fn and state_fn: the runtime calls the halves at any worker
+ * count, as unit.flow checks, the evaluator the whole fn; an STCLang
+ * thread's halves are its one function's, the same results). */
+static bool flow_directable(const ir_program *p, const flow_plan *pl)
+{
+    if (pl->nshard_maps > 0) return false;
+    for (int k = 0; k < pl->nsteps; k++)
+        switch (pl->steps[k].kind) {
+        case FS_SHARD:
+        case FS_KEYED:
+        case FS_ISHARD:
+        case FS_IKEYED: return false;
+        case FS_SPLIT_OUT:
+        case FS_SPLIT_STATE:
+            if (p->threads[pl->steps[k].thread]->kind != THREAD_LANG) return false;
+            break;
+        default: break;
+        }
+    return true;
+}
+
 /* Sets up the job of smap e (called from cx) over xs or stream s, its
  * results into out (NULL for a stream). */
 static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const ir_expr *e, const flow_plan *pl,
@@ -381,6 +411,8 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
         job->caps = val_as_func(fnv)->caps;
         job->ncaps = pl->fn->ncaptures;
     }
+    job->fnv = fnv;
+    job->map_thread = pl->fn ? -1 : pl->thread;
     if (prof && prof->order < 0) prof->order = rt->npipelines++;
     if (prof && s) prof->stream = true;
     /* A remote executor takes whole stages of batches in flight: that
@@ -390,6 +422,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
     job->fused = !rt->remote.call && !rt->remote.start && flow_fusable(pl);
     if (job->fused && rt->workers > 1)
         job->fused = !rt->perturb_seed && (s || xs->n >= FLOW_TRIAL_MIN_JOB) && (job->trial_ns = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
+    job->direct_ok = job->fused && flow_directable(cx->p, pl);
     flow_skips_init(job); /* no skipping when out of memory */
     atomic_init(&job->ns_per_item, 0);
     atomic_init(&job->live, 0);

@@ -29,6 +29,8 @@ typedef struct flow_batch {
     int n;
     int nloaded;        /* frames 0 .. nloaded-1 filled (the rest hold nothing to release) */
     bool loaded;        /* frames of every live item filled (by stage 0) */
+    bool direct;        /* run by flow_direct_items: no frame used, a list's results
+                           already in the result list, a stream's in its result slot */
     uint64_t busy_ns;   /* stage time spent on it */
     struct flow_away *away; /* while at a remote stage asynchronously: its request
                                and, once back, the reply (remote.c; set by the
@@ -56,6 +58,11 @@ typedef struct flow_job {
     ir_loc loc;
     const char *thread;       /* the thread running the smap, if any (for errors) */
     flow_plan_prof *prof;     /* NULL unless profiling or tracing */
+    stc_value fnv;            /* the function mapped (borrowed), unit when a thread is */
+    int map_thread;           /* the thread mapped, or -1 */
+    bool direct_ok;           /* fused batches outside a trial and without --profile or
+                                 --trace may run each item as the evaluator's call of the
+                                 function (steps.c flow_direct_items): no keyed shards */
     bool fused;               /* one worker runs every stage of a batch in turn, on the
                                  calling thread, without the scheduler (exec.c); at 2+
                                  workers only until the trial says the pipeline gains */
@@ -155,10 +162,11 @@ void stc__flow_record_error(flow_job *job, eval_ctx *cx, long long index);
 sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker);
 
 /* One worker (job->fused): batch sb through every stage of the plan and a
- * stream's output stage, on worker's context: item by item through all
- * stages, or stage by stage when profiling or tracing (each stage's
- * activation measured as in the pipeline).  SCHED_STOP when an item
- * failed, its error recorded (steps.c). */
+ * stream's output stage, on worker's context: cheap items one by one
+ * through the function's whole body (or the plan's steps), dear ones
+ * stage by stage, and stage by stage when profiling, tracing or in a
+ * trial (each stage's activation measured as in the pipeline).
+ * SCHED_STOP when an item failed, its error recorded (steps.c). */
 sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker);
 
 /* Loads the frames of the batch's live items (stage 0 does it as it goes;

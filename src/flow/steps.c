@@ -17,6 +17,13 @@
 #include "value/map.h"
 #include "value/value.h"
 
+/* 1: a fused job outside a trial, --profile and --trace runs each item as
+ * the evaluator's call (flow_direct_items); 0 (a build to compare): as
+ * the plan's steps. */
+#ifndef FLOW_DIRECT
+#define FLOW_DIRECT 1
+#endif
+
 /* STC_ECANCELED at the smap if the run's cancel flag is raised: the flag
  * is read here, the error made out of line only when it is. */
 static inline int flow_check_cancel(flow_job *job, eval_ctx *cx)
@@ -254,7 +261,8 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
         if (b->dead[i]) continue;
         long long index = (long long)(b->first + (size_t)i);
         nran++;
-        if (stc__eval_stream_push(cx, job->stream, index, b->slots[(size_t)i * (size_t)pl->nslots + (size_t)pl->result])) {
+        stc_value r = b->direct ? b->in[i] : b->slots[(size_t)i * (size_t)pl->nslots + (size_t)pl->result];
+        if (stc__eval_stream_push(cx, job->stream, index, r)) {
             stc__flow_record_error(job, cx, index);
             memset(b->dead + i, 1, (size_t)(b->n - i));
             status = SCHED_STOP;
@@ -347,14 +355,92 @@ static sched_status flow_fused_items(flow_job *job, eval_ctx *cx, flow_batch *b)
     return SCHED_CONTINUE;
 }
 
-/* Items cheaper than this (the running estimate, ns) go item by item
- * through all the stages, dearer ones stage by stage over the batch.  For
- * cheap items the item loop's own cost per stage counts most; for dear
- * ones, that each stage's code and branches stay warm over a batch: CPU
- * time at one worker, medians of 7 runs under load, logstats 1M lines
- * 1.49 s item by item against 1.37 s stage by stage, 3M cheap smap items
- * 0.17 s against 0.19 s.  Either way the results are the same. */
+/* Every item of the batch through the function's whole body at once, as
+ * the evaluator's call of it runs it (eval_invoke): in one frame, the
+ * batch's first, filled as for the steps (captures borrowed, the item
+ * adapted to the params) and emptied after each item as the evaluator
+ * frees a call's frame, the body evaluated at the depth of a body one
+ * level inside the smap's call, a tail call it ends in run there; for an
+ * smap of a thread, the evaluator's own smap_apply.  No steps, flags or
+ * skip masks: one step, the whole body, so the results, the states and the
+ * first error are those of the plan's steps and of the reference (the
+ * call's depth check is flow_plan_for's, its cancel check this loop's, at
+ * the smap as the reference's).  A list's result goes straight into the
+ * result list (its unfilled items are invalid, which release ignores on
+ * failure); a stream's into b->in[i], emptied by the load, for the output
+ * stage.  Fused only (one thread, item k before item k + 1), and never for
+ * keyed shards or a C thread's g x h halves (exec.c flow_directable). */
+static sched_status flow_direct_items(flow_job *job, eval_ctx *cx, flow_batch *b)
+{
+    const flow_plan *pl = job->plan;
+    const ir_fun *fn = pl->fn;
+    stc_value *slots = b->slots; /* units, but for the captures */
+    int ncaps = job->ncaps, nslots = fn ? fn->nslots : 0;
+    b->direct = true;
+    b->nloaded = 0; /* no frame holds anything between items */
+    for (int j = 0; j < ncaps; j++) slots[j] = job->caps[j];
+    for (int i = 0; i < b->n; i++) {
+        long long index = (long long)(b->first + (size_t)i);
+        cx->item = index;
+        cx->thread = job->thread;
+        stc_value v = flow_unit();
+        int rc = flow_check_cancel(job, cx);
+        if (rc == 0) {
+            stc_value arg;
+            if (job->stream) {
+                arg = b->in[i];
+                b->in[i] = flow_unit();
+            } else {
+                arg = job->items ? val_retain(job->items[index])
+                                 : (stc_value){.tag = STC_T_INT, .as.i = (int64_t)((uint64_t)job->start + (uint64_t)index)};
+            }
+            if (!fn) {
+                cx->depth = job->base_depth;
+                rc = stc__eval_smap_apply(cx, job->map_thread, job->fnv, arg, job->loc, &v);
+            } else {
+                if (fn->nparams == 1) slots[ncaps] = arg;
+                else rc = stc__eval_adapt_args(cx, fn->name, (size_t)fn->nparams, 1, &arg, slots + ncaps, job->loc);
+                if (rc == 0) {
+                    eval_frame fr = {slots, fn};
+                    cx->depth = job->base_depth + 1;
+                    rc = stc__eval_expr(cx, fn->body, &fr, &v);
+                    if (rc == EVAL_TAIL) {
+                        cx->depth = job->base_depth + 1;
+                        rc = stc__eval_tail_run(cx, &v);
+                    }
+                }
+                for (int j = ncaps; j < nslots; j++) {
+                    val_release(slots[j]);
+                    slots[j] = flow_unit();
+                }
+            }
+        }
+        if (rc) {
+            stc__eval_oom(cx, job->loc); /* records nothing when the evaluator made its error */
+            stc__flow_record_error(job, cx, index);
+            memset(b->dead + i, 1, (size_t)(b->n - i));
+            return SCHED_STOP;
+        }
+        if (job->stream) b->in[i] = v;
+        else job->out[index] = v;
+    }
+    return SCHED_CONTINUE;
+}
+
+/* Items cheaper than this (the running estimate, ns) go item by item,
+ * each through the function's whole body at once (flow_direct_items; the
+ * plan's steps, flow_fused_items, where that cannot be), dearer ones
+ * stage by stage over the batch.  For cheap items the runtime's cost per
+ * step counts most; for dear ones, that each stage's code and branches
+ * stay warm over a batch.  CPU time at one worker (perf task-clock,
+ * medians of 9 interleaved runs, load average 6-8; docs/DESIGN.md 5):
+ * 3M cheap smap items 138 ms whole body, 166 ms the steps item by item,
+ * 166 ms stage by stage; logstats 1M lines 1135, 1138 and 1058 ms (the
+ * whole body runs 8% fewer instructions there, yet takes 7% more time).
+ * Either way the results are the same. */
+#ifndef FLOW_ITEMWISE_NS
 #define FLOW_ITEMWISE_NS (250 * FLOW_TIME_SCALE)
+#endif
 
 sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker)
 {
@@ -362,8 +448,7 @@ sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker)
     flow_batch *b = sb->data;
     eval_ctx *cx = &job->rt->wcx[worker].cx;
     sched_status status = SCHED_CONTINUE;
-    uint64_t est = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed);
-    if (job->prof || job->trial_ns || est >= FLOW_ITEMWISE_NS) {
+    if (job->prof || job->trial_ns) {
         /* Stage by stage, each activation measured (and skipped) as the
          * pipeline does: profiles and traces read the same, and a trial
          * (exec.c) gets each stage's time. */
@@ -371,9 +456,23 @@ sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker)
             if (!(t < 64 && (sb->skip >> t & 1)) && stc__flow_stage_run(job, t, sb, worker) == SCHED_STOP)
                 status = SCHED_STOP;
     } else {
+        /* The batch's time alone, for its size (two clock reads a batch,
+         * not two a stage). */
+        uint64_t est = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed), t0 = flow_now_ns();
         cx->stack_base = 0;
-        uint64_t t0 = flow_now_ns();
-        status = flow_fused_items(job, cx, b);
+        if (est >= FLOW_ITEMWISE_NS) {
+            int nran;
+            for (int t = 0; t < pl->nstages; t++) {
+                if (t < 64 && (sb->skip >> t & 1)) continue;
+                if (flow_stage_items(job, cx, t, b, &nran) == SCHED_STOP) status = SCHED_STOP;
+                b->loaded = true;
+                if (job->decided_at) flow_mark_skips(job, b, t, sb);
+            }
+        } else if (FLOW_DIRECT && job->direct_ok) {
+            status = flow_direct_items(job, cx, b);
+        } else {
+            status = flow_fused_items(job, cx, b);
+        }
         b->loaded = true;
         b->busy_ns += flow_now_ns() - t0;
     }

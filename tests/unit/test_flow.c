@@ -611,3 +611,118 @@ TEST(flow_tuple_of_100000_items_plans_in_linear_time)
     stc_program_free(prog);
     free(src);
 }
+
+/* One worker runs a cheap item's whole body at once (steps.c
+ * flow_direct_items; at 2+ workers the fused remainder after a trial):
+ * the reference's results, states and first error, wherever the error
+ * falls (the first item, the first batches, a later one, the last), in a
+ * thread call, in a tail call the body ends in, past the depth limit, in
+ * a function of two params over tuples (its args adapted), with captures,
+ * at capacities that cut batches of 1, 2, 3 and up to 1024 items. */
+TEST(flow_fused_direct_body_matches_the_reference)
+{
+    /* the first item and the last ones run direct in a plain build (the
+     * first batch has no cost estimate, later ones a low one); those
+     * after the first may go stage by stage while the first item's cold
+     * cost weighs on the estimate: both must be the reference's */
+    static const int fail_at[] = {0, 1, 63, 700, 2500, 2999, -1};
+    static const char *const shapes[] = {
+        /* an error inside a thread's argument, a tail-called helper */
+        "fun acc(x, s) = (s * 31 + x, (s * 31 + x) %% 1000003)\nthread a = acc init 0\n"
+        "fun down(i, k) = if i == 0 then 1000 / (k - %d) else down(i - 1, k)\n"
+        "main = let m = 7 in smap(fn x => a(down(3, x) + m) %% 1000, range(0, 3000))\n",
+        /* the body ends in a tail call; the error in the thread's function */
+        "fun acc(x, s) = if x == %d then (nth([], 0), s) else (s + x, (s * 7 + x) %% 1000003)\n"
+        "thread a = acc init 1\nfun step(x, y) = x + y %% 7\n"
+        "main = len(smap(fn x => step(x, a(x)), range(0, 3000)))\n",
+        /* the depth limit at one item, as the evaluator reaches it */
+        "fun deep(n) = if n == 0 then 0 else 1 + deep(n - 1)\n"
+        "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0\n"
+        "main = len(smap(fn x => a(if x == %d then deep(1000000) else x), range(0, 3000)))\n",
+        /* two params over tuples, captures, strings */
+        "fun acc(x, s) = (s + len(x), s + len(x))\nthread a = acc init 0\n"
+        "fun pair(p, q) = a(concat(p, if q == %d then nth([\"\"], 5) else \"xy\"))\n"
+        "main = let ps = smap(fn x => (str(x), x), range(0, 3000)) in len(smap(pair, ps))\n",
+    };
+    stc_env *env = stc_env_new();
+    for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+        for (size_t f = 0; f < sizeof fail_at / sizeof *fail_at; f++) {
+            char src[1024];
+            snprintf(src, sizeof src, shapes[k], fail_at[f]);
+            stc_program *prog = flow_compile(env, src);
+            if (!prog) continue;
+            char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+            if (fail_at[f] >= 0) {
+                char want[64];
+                snprintf(want, sizeof want, "smap item %d)", fail_at[f]);
+                CHECK_CONTAINS(ref, want);
+            } else {
+                CHECK(ref && strncmp(ref, "error", 5) != 0);
+            }
+            int caps[] = {1, 2, 3, 1024};
+            for (int i = 0; i < 8; i++) {
+                stc_run_opts o = {.workers = i < 4 ? 1 : 2, .queue_capacity = caps[i % 4]};
+                char *got = unit_outcome(prog, o, NULL);
+                CHECK(ref && got && strcmp(ref, got) == 0);
+                if (ref && got && strcmp(ref, got) != 0)
+                    fprintf(stderr, "shape %zu fail_at %d workers %d capacity %d:\n ref %.300s\n got %.300s\n", k,
+                            fail_at[f], o.workers, o.queue_capacity, ref, got);
+                free(got);
+            }
+            free(ref);
+            stc_program_free(prog);
+        }
+    }
+    stc_env_free(env);
+}
+
+/* The depth limit in the direct body is the evaluator's to the unit: the
+ * deepest recursion the reference runs at one late item (direct in a
+ * plain build; found by bisection, so the test follows the evaluator's
+ * depth units) runs, and one more level fails, at 1 and 2 workers; the
+ * smap at two depths of main, since a recursion level takes several depth
+ * units and a body one unit off may hit the limit at the same level at
+ * one of them (it does not at both). */
+static stc_program *flow_deep_prog(stc_env *env, int n, bool let)
+{
+    char src[512];
+    snprintf(src, sizeof src,
+             "fun deep(n) = if n == 0 then 0 else 1 + deep(n - 1)\nfun acc(x, s) = (s + x, s + x)\n"
+             "thread a = acc init 0\nmain = %slen(smap(fn x => a(if x == 2900 then deep(%d) else x), range(0, 3000)))\n",
+             let ? "let z = 1 in " : "", n);
+    return flow_compile(env, src);
+}
+
+TEST(flow_fused_direct_body_depth_limit)
+{
+    stc_env *env = stc_env_new();
+    for (int w = 0; w < 2; w++) {
+        int lo = 1, hi = 1 << 20; /* the reference runs deep(lo), fails deep(hi) */
+        while (hi - lo > 1) {
+            int mid = lo + (hi - lo) / 2;
+            stc_program *prog = flow_deep_prog(env, mid, w);
+            if (!prog) break;
+            char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+            if (ref && strncmp(ref, "error", 5) != 0) lo = mid;
+            else hi = mid;
+            free(ref);
+            stc_program_free(prog);
+        }
+        CHECK(hi - lo == 1 && lo > 100);
+        for (int n = lo; n <= hi; n++) {
+            stc_program *prog = flow_deep_prog(env, n, w);
+            if (!prog) continue;
+            char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+            if (n == hi) CHECK_CONTAINS(ref, "call depth limit exceeded (smap item 2900)");
+            for (int i = 0; i < 4; i++) {
+                stc_run_opts o = {.workers = 1 + i / 2, .queue_capacity = i % 2 ? 1024 : 1};
+                char *got = unit_outcome(prog, o, NULL);
+                CHECK(ref && got && strcmp(ref, got) == 0);
+                free(got);
+            }
+            free(ref);
+            stc_program_free(prog);
+        }
+    }
+    stc_env_free(env);
+}

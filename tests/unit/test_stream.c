@@ -501,3 +501,40 @@ TEST(stream_filters_item_by_item)
     }
     stc_env_free(env);
 }
+
+/* A longer stream whose function fails in the body (run whole at once by
+ * one worker's fused path once items are cheap, steps.c
+ * flow_direct_items): the results before the failing item, exactly the
+ * reference's, then its error; the same through a tail call the body
+ * ends in, and with the sink failing first. */
+TEST(stream_direct_body_fails_mid_stream)
+{
+    stc_env *env = stc_env_new();
+    static const long long at[] = {0, 900, 2500, 2999};
+    for (size_t i = 0; i < sizeof at / sizeof *at; i++) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "fun acc(x, s) = (s * 10 + x, (s * 10 + x) %% 1000003)\nthread a = acc init 0\n"
+                 "fun last(x, y) = y - x\n"
+                 "fun main(xs) = smap(fn x => last(x, a(100 / (x - %lld)) %% 1000), xs)\n",
+                 at[i]);
+        stc_program *prog = stream_compile(env, src);
+        if (!prog) continue;
+        char *ref = stream_check_modes(prog, (int_source){.n = 3000, .fail_at = -1}, -1);
+        char want[64];
+        snprintf(want, sizeof want, "division by zero (smap item %lld)", at[i]);
+        CHECK_CONTAINS(ref, want);
+        int lines = 0;
+        for (const char *p = ref; p && *p; p++) lines += *p == '\n';
+        CHECK_INT(lines, at[i]);
+        free(ref);
+        if (at[i] > 10) { /* the sink fails before the body: its error */
+            ref = stream_check_modes(prog, (int_source){.n = 3000, .fail_at = -1}, at[i] - 10);
+            snprintf(want, sizeof want, "sink full at %lld", at[i] - 10);
+            CHECK_CONTAINS(ref, want);
+            free(ref);
+        }
+        stc_program_free(prog);
+    }
+    stc_env_free(env);
+}
