@@ -524,11 +524,13 @@ stc_stage_profile stc_result_profile_stage(const stc_result *r, size_t i);
 /* The wall time of the run, and of pipeline p, in ms (0 without a profile). */
 double stc_result_profile_wall_ms(const stc_result *r, int pipeline);
 /* Predicted speedup on `workers` workers over 1 worker, from the measured
- * costs: each pipeline takes max(work / workers, its busiest serial stage),
- * or its work when that gains less than 1.25x and its items are neither
- * few (< 64) nor coarse (>= 50 us each): the runtime then runs it fused on
- * one thread; the time outside pipelines stays sequential. 0 without a
- * profile. */
+ * costs: each pipeline takes max(work / workers, its busiest serial stage)
+ * plus its measured time outside its stages, the work at 2+ workers
+ * including a cost per item handed between stages (docs/OBSERVE.md); or
+ * its one-worker time when that bound gains less than 1.25x and its items
+ * are neither few (< 64) nor coarse (>= 50 us each): the runtime then runs
+ * it fused on one thread.  The time outside pipelines stays sequential.
+ * 0 without a profile. */
 double stc_result_predict_speedup(const stc_result *r, int workers);
 /* The profile as the table `stc run --profile` prints (malloc'd). */
 char *stc_result_profile_format(const stc_result *r);

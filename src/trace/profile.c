@@ -4,12 +4,16 @@
  * workers a pipeline takes at least its work divided by P, and at least
  * its busiest serial stage (a serial stage runs one batch at a time, so
  * it alone bounds the pipeline, whatever P); we take the larger of the
- * two.  Time outside pipelines (main's own evaluation) stays as it was.
- * This is Brent's bound with the serial stage as the span; it ignores
- * fill and drain and the scheduler's overhead, so it is optimistic for
- * short lists.  A pipeline the model gives less than STC__PROFILE_FUSE_GAIN
- * runs fused at any worker count (the runtime decides with this same
- * model on a trial's stage times), so it is predicted at its work. */
+ * two (Brent's bound, the serial stage as the span).  Two measured costs
+ * are added (profile_pipeline_ms): the pipeline's own time outside its
+ * stages, as it was measured, and at 2+ workers a cost per item handed to
+ * the next stage.  A pipeline the bound gives less than
+ * STC__PROFILE_FUSE_GAIN runs fused at any worker count (the runtime
+ * decides with this same bound on a trial's stage times), so it is
+ * predicted at its one-worker time.  Time outside pipelines (main's own
+ * evaluation) stays as it was.  Not seen: fill and drain (short lists of
+ * coarse items come out a few percent optimistic), and any machine whose
+ * hand-off cost differs from STC__PROFILE_HANDOFF_NS's. */
 #include "trace/profile.h"
 
 #include <stdbool.h>
@@ -29,19 +33,29 @@ void stc__profile_free(result_profile *pf)
     free(pf);
 }
 
-/* Work (sum of busy) and span (busiest serial stage) of pipeline p, ms,
- * and its items (its busiest stage's: a branch's stage sees fewer). */
-static void profile_pipeline(const result_profile *pf, int p, double *work, double *span, long long *items)
+/* A pipeline as the model sees it: its stages' work (sum of busy) and
+ * span (busiest serial stage), ms; its items (its busiest stage's: a
+ * branch's stage sees fewer); its hand-offs (items entering a stage after
+ * the first: each crosses to another worker at 2+ workers). */
+typedef struct profile_pipe {
+    double work, span;
+    long long items, handoffs;
+} profile_pipe;
+
+static profile_pipe profile_pipeline(const result_profile *pf, int p)
 {
-    *work = *span = 0;
-    *items = 0;
+    profile_pipe pp = {0};
+    bool first = true;
     for (size_t i = 0; i < pf->nstages; i++) {
         const stc_stage_profile *s = &pf->stages[i];
         if (s->pipeline != p) continue;
-        *work += s->busy_ms;
-        if (s->serial && s->busy_ms > *span) *span = s->busy_ms;
-        if (s->items > *items) *items = s->items;
+        pp.work += s->busy_ms;
+        if (s->serial && s->busy_ms > pp.span) pp.span = s->busy_ms;
+        if (s->items > pp.items) pp.items = s->items;
+        if (!first) pp.handoffs += s->items;
+        first = false;
     }
+    return pp;
 }
 
 static double profile_outside_ms(const result_profile *pf)
@@ -65,16 +79,38 @@ double stc__profile_run_time(double work, double span, long long items, int work
     return workers > 1 && !few_or_coarse && work < STC__PROFILE_FUSE_GAIN * t ? work : t;
 }
 
+/* Pipeline p's predicted wall time on `workers`, ms.  Its work at one
+ * worker is the stages' busy time, less, in a profile taken at 2+
+ * workers, what its hand-offs cost there (STC__PROFILE_HANDOFF_NS each:
+ * the values a stage reads were written on the other core); its own
+ * time outside the stages (cutting batches, releasing them, waiting for a
+ * turn: the pipeline's wall time beyond its work per worker) is added as
+ * it was measured, a cost no worker count divides.  On 2+ workers the
+ * work is that plus the hand-offs', divided by the workers, or the busiest
+ * serial stage; a pipeline that would not gain stays fused (its one-worker
+ * time). */
+static double profile_pipeline_ms(const result_profile *pf, int p, int workers)
+{
+    profile_pipe pp = profile_pipeline(pf, p);
+    int measured = pf->workers > 0 ? pf->workers : 1;
+    double handoff_ms = (double)pp.handoffs * STC__PROFILE_HANDOFF_NS / 1e6;
+    double work1 = pp.work - (measured > 1 ? handoff_ms : 0);
+    if (work1 < 0) work1 = 0;
+    double outside = pf->pipeline_wall_ms[p] - pp.work / measured;
+    if (outside < 0) outside = 0;
+    double one = work1 + outside;
+    if (workers <= 1) return one;
+    double many = stc__profile_run_time(work1 + handoff_ms, pp.span, pp.items, workers) + outside;
+    /* the runtime's rule, on the stages' times as its trial measures them */
+    bool fused = stc__profile_run_time(work1, pp.span, pp.items, workers) == work1;
+    return fused ? one : many;
+}
+
 double stc__profile_predict_ms(const result_profile *pf, int workers)
 {
     if (!pf || workers < 1) return 0;
     double t = profile_outside_ms(pf);
-    for (int p = 0; p < pf->npipelines; p++) {
-        double work, span;
-        long long items;
-        profile_pipeline(pf, p, &work, &span, &items);
-        t += stc__profile_run_time(work, span, items, workers);
-    }
+    for (int p = 0; p < pf->npipelines; p++) t += profile_pipeline_ms(pf, p, workers);
     return t;
 }
 
@@ -91,9 +127,7 @@ char *stc__profile_format(const result_profile *pf)
     stc__buf_printf(&b, "profile: %d worker%s, %.3f ms wall, %d pipeline%s\n", pf->workers, pf->workers == 1 ? "" : "s",
                pf->wall_ms, pf->npipelines, pf->npipelines == 1 ? "" : "s");
     for (int p = 0; p < pf->npipelines; p++) {
-        double work, span, total = 0;
-        long long items;
-        profile_pipeline(pf, p, &work, &span, &items);
+        double total = 0, work = profile_pipeline(pf, p).work;
         const stc_stage_profile *first = NULL, *bottleneck = NULL;
         for (size_t i = 0; i < pf->nstages; i++) {
             const stc_stage_profile *s = &pf->stages[i];

@@ -33,6 +33,12 @@ double stc__profile_pipeline_time(double work, double span, int workers);
  * items, or items of this many ns or more each, go to the pipeline. */
 #define STC__PROFILE_FUSE_MIN_ITEMS 64
 #define STC__PROFILE_COARSE_NS 50000.0
+/* What an item costs the pipeline at 2+ workers each time it enters the
+ * next stage on the other core (ns): measured on the development VM
+ * (2 vCPUs, 200-290 ns a cache line between cores, batches of ~50 us):
+ * the stages' busy time at 2 workers over their time at 1, divided by the
+ * hand-offs, was 6-9 ns on bench/stream's programs and logstats. */
+#define STC__PROFILE_HANDOFF_NS 7.5
 /* The time of one pipeline of `items` items on `workers` as the runtime
  * will run it: the model's time when it gains at least
  * STC__PROFILE_FUSE_GAIN (or its items are few or coarse), else its work

@@ -1,6 +1,7 @@
 /* test_observe.c - graph export, trace files and profiles through the
  * public API: the DOT names every stage, the trace is valid JSON with a
  * track per worker and a slice per stage, the profile's items add up. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,4 +328,29 @@ TEST(observe_model_predicts_fused_jobs)
     /* One worker: the work, whatever the shape. */
     CHECK(stc__profile_run_time(100, 10, 1000000, 1) == 100);
     CHECK(stc__profile_run_time(100, 90, 1000000, 1) == 100);
+}
+
+/* The two measured costs (trace/profile.c): the time outside the stages
+ * and, at 2+ workers, 7.5 ns a hand-off; a 1-worker profile and the
+ * 2-worker profile of the same run predict each other. */
+TEST(observe_model_adds_outside_time_and_handoffs)
+{
+    double wall1[1] = {110};
+    stc_stage_profile st1[2] = {{.pipeline = 0, .serial = false, .items = 1000000, .busy_ms = 60},
+                                {.pipeline = 0, .serial = true, .items = 1000000, .busy_ms = 40}};
+    result_profile one = {.workers = 1, .wall_ms = 110, .npipelines = 1, .pipeline_wall_ms = wall1, .nstages = 2,
+                          .stages = st1};
+    CHECK(fabs(stc__profile_predict_ms(&one, 1) - 110) < 1e-9);
+    /* max((100 + 1M x 7.5 ns) / 2, 40) + 10 outside */
+    CHECK(fabs(stc__profile_predict_ms(&one, 2) - 63.75) < 1e-9);
+    double wall2[1] = {63.75};
+    stc_stage_profile st2[2] = {{.pipeline = 0, .serial = false, .items = 1000000, .busy_ms = 63.75},
+                                {.pipeline = 0, .serial = true, .items = 1000000, .busy_ms = 43.75}};
+    result_profile two = {.workers = 2, .wall_ms = 63.75, .npipelines = 1, .pipeline_wall_ms = wall2, .nstages = 2,
+                          .stages = st2};
+    CHECK(fabs(stc__profile_predict_ms(&two, 1) - 110) < 1e-9);
+    CHECK(fabs(stc__profile_predict_ms(&two, 2) - 63.75) < 1e-9);
+    /* A serial stage of 95 of 100 ms: no gain, fused: the 1-worker time. */
+    st1[0].busy_ms = 5, st1[1].busy_ms = 95;
+    CHECK(fabs(stc__profile_predict_ms(&one, 2) - 110) < 1e-9);
 }
