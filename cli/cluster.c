@@ -240,7 +240,9 @@ int cli_cluster_finish(int code)
 #define REMOTE_CREDITS 4 /* batches away per rank at most */
 #define SERIAL_TAG (REMOTE_CREDITS + 1) /* the requests of owned serial stages */
 #define REMOTE_NAP_MIN_NS 20000    /* a serving rank polls: 20 us after a batch, */
-#define SERVE_NAP_MAX_NS 1000000   /* doubling up to 1 ms while none comes */
+#define SERVE_NAP_MAX_NS 100000    /* doubling up to 100 us while none comes (1 ms
+                                      * made an owned serial stage wait up to 1 ms a
+                                      * batch: comp_write at -np 2 124-134 ms -> 111-119) */
 /* Rank 0's transport thread polls for replies every 100 us, up to 500 us
  * while none comes: each nap is a system call and a context switch (at 20
  * us they took 8% of rank 0's time on logstats), and a rank holds up to

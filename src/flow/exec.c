@@ -536,7 +536,8 @@ static int flow_job_run(flow_job *job, int tokens)
     flow_plan_prof *prof = job->prof;
     sched_pipeline spl = {.nstages = nstages, .serial = serial, .run = stc__flow_stage_run,
                           .source = flow_source, .release = flow_release, .ud = job,
-                          .max_batches = tokens, .perturb_seed = rt->perturb_seed,
+                          .max_batches = tokens, .input_first = job->remote_mask != 0,
+                          .perturb_seed = rt->perturb_seed,
                           .watchdog_ms = rt->watchdog_ms,
                           .wait_ns = prof && rt->profile ? prof->wait_ns : NULL,
                           .on_idle = rt->trace ? flow_on_idle : NULL, .on_worker = stc__flow_on_worker};

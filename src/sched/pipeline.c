@@ -293,9 +293,12 @@ static void sched_job_loop(sched_pool *pool, sched_job *job, int worker)
     for (;;) {
         if (job->pl->watchdog_ms > 0 && sched_past(&job->deadline)) sched_watchdog_fire(pool, job);
         /* Finishing batches in flight comes before starting new ones: it
-         * frees tokens and keeps memory low. */
-        sched_batch *b = sched_pop_ready(job);
-        if (!b) b = sched_take_input(pool, job, worker, &rng);
+         * frees tokens and keeps memory low; unless stages run in another
+         * process, which must not wait for our ready batches (input_first). */
+        bool input_first = job->pl->input_first;
+        sched_batch *b = input_first ? sched_take_input(pool, job, worker, &rng) : NULL;
+        if (!b) b = sched_pop_ready(job);
+        if (!b && !input_first) b = sched_take_input(pool, job, worker, &rng);
         if (b) {
             sched_advance(pool, job, b, worker, &rng);
             continue;

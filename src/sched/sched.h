@@ -78,6 +78,11 @@ typedef struct sched_pipeline {
     void (*release)(void *ud, sched_batch *b, int worker);
     void *ud;
     int max_batches;     /* batches in flight at most (>= 1) */
+    /* Workers start a new batch (a free token) before running one that is
+     * ready: for stages another process runs (SCHED_AWAY), so that they
+     * always have the next batch while this process runs the others.
+     * Default (false): ready batches first, which frees tokens soonest. */
+    bool input_first;
     /* Testing aids, both off when 0.  perturb_seed: workers yield or sleep
      * for a few microseconds at random around every queue operation, to
      * shake out schedule-dependent bugs (reproducible per seed as far as
