@@ -226,7 +226,9 @@ static void first_smap(const ir_expr *smap, void *ud)
     if (!*out) *out = smap;
 }
 
-static uint64_t remote_mask(const char *src)
+/* The plan of src's first smap: its remote_owned mask when owned, else
+ * its remote_ok (all ones when it has no plan). */
+static uint64_t plan_mask(const char *src, bool owned)
 {
     stc_env *env = stc_env_new();
     stc_program *prog = UNIT_COMPILE(env, src, "mask.stc");
@@ -237,13 +239,15 @@ static uint64_t remote_mask(const char *src)
         stc__flow_each_smap(prog->ir, first_smap, &smap);
         flow_plan *pl = smap ? stc__flow_plan_static(fi, smap) : NULL;
         CHECK(pl != NULL);
-        if (pl) mask = pl->remote_ok;
+        if (pl) mask = owned ? pl->remote_owned : pl->remote_ok;
     }
     stc__flow_info_free(fi);
     stc_program_free(prog);
     stc_env_free(env);
     return mask;
 }
+
+static uint64_t remote_mask(const char *src) { return plan_mask(src, false); }
 
 TEST(remote_which_stages_may_go)
 {
@@ -420,24 +424,7 @@ TEST(remote_serial_errors_are_the_references)
 }
 
 /* Which serial stages may be owned elsewhere (stc__flow_remote_owned_stages). */
-static uint64_t owned_mask(const char *src)
-{
-    stc_env *env = stc_env_new();
-    stc_program *prog = UNIT_COMPILE(env, src, "mask.stc");
-    uint64_t mask = ~(uint64_t)0;
-    flow_info *fi = prog ? stc__flow_info_new(prog->ir) : NULL;
-    if (fi) {
-        const ir_expr *smap = NULL;
-        stc__flow_each_smap(prog->ir, first_smap, &smap);
-        flow_plan *pl = smap ? stc__flow_plan_static(fi, smap) : NULL;
-        CHECK(pl != NULL);
-        if (pl) mask = pl->remote_owned;
-    }
-    stc__flow_info_free(fi);
-    stc_program_free(prog);
-    stc_env_free(env);
-    return mask;
-}
+static uint64_t owned_mask(const char *src) { return plan_mask(src, true); }
 
 TEST(remote_which_serial_stages_may_be_owned)
 {
