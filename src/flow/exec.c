@@ -44,6 +44,12 @@
  * (the paper's conditional benchmark, 2 ms items, saw one, so one
  * branch's serial stage). */
 #define FLOW_TRIAL_MIN_ITEMS 4
+/* ... counted once the trial has run this long: a job's first items pay
+ * one-time costs (new blocks' page faults; shadow memory under the
+ * sanitizers), so fewer than FLOW_TRIAL_MIN_ITEMS in FLOW_TRIAL_NS is not
+ * yet "coarse" (cli's adapt check of cheap items failed once under TSan);
+ * items of 400 us or more lose at most this much time fused. */
+#define FLOW_TRIAL_LONG_NS (8 * FLOW_TRIAL_NS)
 /* A list of fewer items than this goes to the pipeline without a trial:
  * the trial would run a whole coarse item alone before the pipeline starts
  * (bench/nested.sh's rows4, 4 items of ~170 ms, fell from 1.95x to 1.33x
@@ -500,7 +506,8 @@ static bool flow_job_fused(flow_job *job)
         flow_release(job, &sb, 0);
         if (st == SCHED_STOP) break;
         sb.seq++;
-        if (job->trial_ns && flow_trial_work(job) >= FLOW_TRIAL_NS) {
+        uint64_t work = job->trial_ns ? flow_trial_work(job) : 0;
+        if (work >= FLOW_TRIAL_NS && (job->next >= FLOW_TRIAL_MIN_ITEMS || work >= FLOW_TRIAL_LONG_NS)) {
             gains = flow_trial_gains(job, job->next) && !job->src_end && job->next < job->n;
             free(job->trial_ns);
             job->trial_ns = NULL; /* before any worker runs a stage */
