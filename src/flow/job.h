@@ -179,7 +179,7 @@ sched_status stc__flow_load_batch(flow_job *job, eval_ctx *cx, flow_batch *b);
 int stc__flow_item_steps(flow_job *job, eval_ctx *cx, int stage, stc_value *slots, uint8_t *flags, bool *ran);
 
 /* Offers stage `stage` of batch sb to the runtime's remote executor
- * (remote.c): true when it ran there (or failed there: *status, *nran,
+ * (remote_send.c): true when it ran there (or failed there: *status, *nran,
  * and in *wait_ns the time spent waiting for the reply), false when the
  * stage must run here (not remote, or the batch could not go or come back:
  * the batch is then as it was, its frames loaded). */

@@ -1,5 +1,5 @@
 /* owned.h - serial stages owned by another process, shared by owned.c
- * (placement, the states' trips) and remote.c (the batches' trips). */
+ * (placement, the states' trips) and remote_send.c (the batches' trips). */
 #ifndef STC_FLOW_OWNED_H
 #define STC_FLOW_OWNED_H
 

@@ -1,0 +1,400 @@
+/* remote_send.c - the sending side of remote stages (remote.c): a worker
+ * encodes a batch at a stage another process runs, hands it to the host's
+ * transport (stc_remote.call, or .start and a resume when the reply
+ * comes), and adopts the reply; and the batches and states of serial
+ * stages owned by a peer (owned.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/owned.h"
+#include "flow/remote_wire.h"
+
+/* ---- The sending side ---------------------------------------------------------- */
+
+/* The request for stage `stage` of the (loaded) batch: 0, or the code of a
+ * value that cannot travel. */
+static int request_encode(flow_job *job, int smap, int fn, int stage, const flow_batch *b, buf *out,
+                          const flow_owned_stage *o)
+{
+    const flow_plan *pl = job->plan;
+    const flow_remote_names *nm = job->rt->rnames;
+    stc__buf_put(out, o ? "STCo" : "STCq", 4);
+    uint64_t head[] = {(uint64_t)smap, (uint64_t)fn, (uint64_t)job->rt->fi->nshards, (uint64_t)stage, (uint64_t)job->base_depth, b->first,
+                       (uint64_t)b->n, (uint64_t)pl->nslots, (uint64_t)pl->nflags, (uint64_t)job->ncaps,
+                       (uint64_t)(stc__flow_remote_thread_number(job->rt->p, job->thread) + 1)};
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++) stc__val_wire_put_uvarint(out, head[i]);
+    int rc = 0;
+    if (o) { /* an owned stage: its threads' states go with its first batch */
+        int k = o->moved ? 0 : o->nthreads;
+        stc__val_wire_put_uvarint(out, (uint64_t)k);
+        for (int i = 0; rc == 0 && i < k; i++) {
+            stc__val_wire_put_uvarint(out, (uint64_t)o->threads[i]);
+            rc = stc__val_wire_encode(out, job->owned->states[o->threads[i]].value, &nm->wf);
+        }
+    }
+    for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
+    for (int i = 0; rc == 0 && i < b->n; i++) {
+        stc__buf_putc(out, (char)b->dead[i]);
+        if (b->dead[i]) continue;
+        stc__buf_put(out, (const char *)b->flags + (size_t)i * (size_t)pl->nflags, (size_t)pl->nflags);
+        const stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
+        const uint8_t *reads = job->remote_reads ? job->remote_reads + (size_t)stage * (size_t)pl->nslots : NULL;
+        for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++)
+            if (reads && !reads[j]) stc__buf_putc(out, SLOT_ABSENT);
+            else rc = stc__val_wire_encode(out, slots[j], &nm->wf);
+    }
+    return rc ? rc : buf_ok(out) ? 0 : STC_ENOMEM;
+}
+
+/* The reply, decoded whole before anything changes: per item its new
+ * slots (ncaps..nslots-1) and flags, and the failing item's error. */
+typedef struct reply {
+    int nran;
+    int nok;            /* live items answered */
+    stc_value *slots;   /* nok x (nslots - ncaps) */
+    uint8_t *flags;     /* nok x nflags */
+    bool failed;
+    eval_err err;
+} reply;
+
+static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_t n, reply *out)
+{
+    const flow_plan *pl = job->plan;
+    const flow_remote_names *nm = job->rt->rnames;
+    size_t w = (size_t)(pl->nslots - job->ncaps);
+    rd r = {p, n, 0, 0};
+    *out = (reply){0};
+    const uint8_t *magic = rd_bytes(&r, 4);
+    if (!magic || memcmp(magic, "STCa", 4) != 0) return STC_EINVAL;
+    uint64_t nran = rd_uv(&r);
+    int live = 0;
+    for (int i = 0; i < b->n; i++) live += !b->dead[i];
+    out->slots = calloc((size_t)live * w + 1, sizeof *out->slots);
+    out->flags = malloc((size_t)live * (size_t)pl->nflags + 1);
+    if (!out->slots || !out->flags) r.rc = STC_ENOMEM;
+    if (nran > (uint64_t)live) r.rc = STC_EINVAL;
+    out->nran = (int)nran;
+    for (int i = 0; !r.rc && i < b->n && !out->failed; i++) {
+        if (b->dead[i]) continue;
+        const uint8_t *tag = rd_bytes(&r, 1);
+        if (!tag) break;
+        if (*tag == 0) {
+            const uint8_t *fl = rd_bytes(&r, (size_t)pl->nflags);
+            if (fl) memcpy(out->flags + (size_t)out->nok * (size_t)pl->nflags, fl, (size_t)pl->nflags);
+            for (size_t j = 0; j < w && !r.rc; j++) {
+                stc_value *v = &out->slots[(size_t)out->nok * w + j];
+                if (r.at < r.n && r.p[r.at] == REPLY_SAME) {
+                    r.at++;
+                    *v = (stc_value){.tag = STC_T_INVALID}; /* keep the batch's own */
+                } else {
+                    *v = rd_val(&r, &nm->wf);
+                }
+            }
+            out->nok++;
+        } else if (*tag == 1) {
+            uint64_t code = rd_uv(&r), has = rd_uv(&r), len = rd_uv(&r);
+            const uint8_t *msg = rd_bytes(&r, (size_t)len);
+            uint64_t line = rd_uv(&r), col = rd_uv(&r), th = rd_uv(&r), item = rd_uv(&r);
+            if (r.rc) break;
+            if (code == 0 || code > 1000 || line > INT32_MAX || col > INT32_MAX ||
+                th > (uint64_t)job->rt->p->nthreads || item != b->first + (size_t)i) {
+                r.rc = STC_EINVAL;
+                break;
+            }
+            out->failed = true;
+            out->err = (eval_err){.code = -(int)code, .loc = {(int)line, (int)col},
+                                  .thread = th ? job->rt->p->threads[th - 1]->name : NULL,
+                                  .item = (long long)item};
+            if (has && !(out->err.message = malloc((size_t)len + 1))) r.rc = STC_ENOMEM;
+            else if (has) {
+                memcpy(out->err.message, msg, (size_t)len);
+                out->err.message[len] = '\0';
+            }
+        } else {
+            r.rc = STC_EINVAL;
+        }
+    }
+    if (!r.rc && (r.at != n || (!out->failed && out->nok != live))) r.rc = STC_EINVAL;
+    if (r.rc) {
+        release_n(out->slots, (size_t)live * w);
+        free(out->slots);
+        free(out->flags);
+        free(out->err.message);
+        *out = (reply){0};
+    }
+    return r.rc;
+}
+
+/* A batch away at a remote stage (stc_remote.start): its request, kept
+ * until the reply comes, and the reply.  The transport writes rc, rep and
+ * replen, then resumes the batch (the pool's lock orders that before the
+ * worker that runs the stage again reads them). */
+typedef struct flow_away {
+    buf req;
+    int peer;            /* an owned stage's batch: its peer (else -1) */
+    sched_pool *pool;
+    sched_batch *sb;
+    sched_status loaded; /* what loading the frames said (SCHED_STOP: an item failed) */
+    int rc;
+    void *rep;
+    size_t replen;
+} flow_away;
+
+static void away_done(void *token, int rc, void *reply, size_t reply_len)
+{
+    flow_away *a = token;
+    a->rc = rc;
+    a->rep = reply;
+    a->replen = reply_len;
+    stc__sched_resume(a->pool, a->sb);
+}
+
+/* Adopts reply rep (consumed) of a request of `sent` bytes: true when the
+ * batch's frames (or an item's error) are now the stage's outcome. */
+static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void *rep, size_t replen, size_t sent,
+                        sched_status *status, int *nran, bool owned)
+{
+    flow_runtime *rt = job->rt;
+    const flow_plan *pl = job->plan;
+    reply r;
+    if (rc != 0 || !rep || reply_decode(job, b, rep, replen, &r) != 0) {
+        free(rep);
+        if (!owned) atomic_fetch_add(&rt->remote_declined, 1);
+        return false;
+    }
+    free(rep);
+    atomic_fetch_add(&rt->remote_batches, 1);
+    if (owned) atomic_fetch_add(&rt->remote_serial, 1);
+    atomic_fetch_add(&rt->remote_sent, (long long)sent);
+    atomic_fetch_add(&rt->remote_received, (long long)replen);
+    /* Adopt: the answered items' frames and flags, then the error. */
+    sched_status st = SCHED_CONTINUE;
+    size_t w = (size_t)(pl->nslots - job->ncaps);
+    int k = 0;
+    for (int i = 0; i < b->n; i++) {
+        if (b->dead[i]) continue;
+        if (k == r.nok) {
+            if (r.failed) {
+                cx->err = r.err; /* cx holds no error between items */
+                r.failed = false;
+                stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+                memset(b->dead + i, 1, (size_t)(b->n - i));
+                st = SCHED_STOP;
+            }
+            break;
+        }
+        stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots + job->ncaps;
+        const stc_value *got = r.slots + (size_t)k * w;
+        for (size_t j = 0; j < w; j++)
+            if (got[j].tag != STC_T_INVALID) { /* else REPLY_SAME: as it was */
+                val_release(slots[j]);
+                slots[j] = got[j];
+            }
+        memcpy(b->flags + (size_t)i * (size_t)pl->nflags, r.flags + (size_t)k * (size_t)pl->nflags,
+               (size_t)pl->nflags);
+        k++;
+    }
+    if (r.failed) free(r.err.message);
+    free(r.slots);
+    free(r.flags);
+    *status = st;
+    *nran = r.nran;
+    return true;
+}
+
+/* ---- Serial stages owned by a peer (owned.c) ------------------------------------ */
+
+/* Records an error of the owned stage's transport for the batch's first
+ * live item (the items from there on are dead). */
+static void owned_fail(flow_job *job, eval_ctx *cx, flow_batch *b, int peer, const char *what)
+{
+    for (int i = 0; i < b->n; i++) {
+        if (b->dead[i]) continue;
+        cx->item = (long long)(b->first + (size_t)i);
+        cx->thread = job->thread;
+        if (!cx->err.code) stc__eval_error(cx, STC_EIO, job->loc, "remote executor %d: %s", peer, what);
+        stc__flow_record_error(job, cx, cx->item);
+        memset(b->dead + i, 1, (size_t)(b->n - i));
+        return;
+    }
+}
+
+/* Stage o of the batch: sent to its peer (SCHED_AWAY_PASS: the next batch
+ * may be sent at once, the peer keeps the order), or false: it runs here
+ * (not placed there, or it just came back). */
+static bool owned_stage(flow_job *job, eval_ctx *cx, flow_owned_stage *o, int smap, int fn, sched_batch *sb,
+                        sched_status *status, int *nran)
+{
+    flow_runtime *rt = job->rt;
+    flow_batch *b = sb->data;
+    if (o->peer < 0 && !stc__flow_owned_goes(job, o)) return false;
+    sched_status loaded = b->loaded ? SCHED_CONTINUE : stc__flow_load_batch(job, cx, b);
+    int live = 0;
+    for (int i = 0; i < b->n; i++) live += !b->dead[i];
+    if (!live) { /* nothing to send */
+        *status = loaded, *nran = 0;
+        return true;
+    }
+    flow_away *a = malloc(sizeof *a);
+    buf req = BUF_INIT;
+    int rc = a ? request_encode(job, smap, fn, o->stage, b, &req, o) : STC_ENOMEM;
+    bool first = !o->moved;
+    if (rc == 0) {
+        *a = (flow_away){.req = req, .peer = o->peer, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        b->away = a; /* before start_to: the reply may come before it returns */
+        if (rt->remote.start_to(rt->remote.ud, o->peer, a->req.data, a->req.len, away_done, a) == 0) {
+            /* (a and b may be back and gone already: neither is touched) */
+            if (first) { /* the states are there now, and nowhere else */
+                for (int i = 0; i < o->nthreads; i++) {
+                    eval_tstate *st = &job->owned->states[o->threads[i]];
+                    val_release(st->value);
+                    st->value = flow_unit();
+                }
+                o->moved = true;
+                atomic_fetch_add(&rt->remote_moves, 1);
+            }
+            *status = SCHED_AWAY_PASS;
+            return true;
+        }
+        b->away = NULL;
+        if (!first) { /* its states are there: it cannot run here */
+            stc__buf_free(&a->req);
+            free(a);
+            owned_fail(job, cx, b, o->peer, "the transport did not take a batch of a serial stage");
+            *status = SCHED_STOP, *nran = 0;
+            return true;
+        }
+        req = a->req;
+    }
+    /* A value that cannot travel, or the transport refused the first batch:
+     * the stage runs here for the rest of the job (its states back first). */
+    stc__buf_free(&req);
+    free(a);
+    if (o->moved && stc__flow_owned_recall(job, cx, o, true) != 0) {
+        owned_fail(job, cx, b, o->peer, "");
+        *status = SCHED_STOP, *nran = 0;
+        return true;
+    }
+    o->peer = -1;
+    o->decided = true;
+    return false;
+}
+
+int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, bool report)
+{
+    flow_runtime *rt = job->rt;
+    const flow_remote_names *nm = rt->rnames;
+    int peer = o->peer;
+    buf req = BUF_INIT;
+    stc__buf_put(&req, "STCf", 4);
+    stc__val_wire_put_uvarint(&req, (uint64_t)o->nthreads);
+    for (int i = 0; i < o->nthreads; i++) stc__val_wire_put_uvarint(&req, (uint64_t)o->threads[i]);
+    void *rep = NULL;
+    size_t len = 0;
+    int rc = buf_ok(&req) ? stc__flow_owned_call(rt, peer, &req, &rep, &len) : STC_ENOMEM;
+    size_t sent = req.len;
+    stc__buf_free(&req);
+    stc_value *got = calloc((size_t)o->nthreads + 1, sizeof *got);
+    rd r = {rep, rep ? len : 0, 0, rc ? rc : got ? 0 : STC_ENOMEM};
+    const uint8_t *magic = rd_bytes(&r, 4);
+    if (magic && memcmp(magic, "STCs", 4) != 0) r.rc = STC_EINVAL;
+    if (rd_uv(&r) != (uint64_t)o->nthreads) r.rc = r.rc ? r.rc : STC_EINVAL;
+    int k = 0;
+    while (!r.rc && k < o->nthreads) {
+        uint64_t t = rd_uv(&r);
+        stc_value v = rd_val(&r, &nm->wf);
+        if (!r.rc && t != (uint64_t)o->threads[k]) r.rc = STC_EINVAL;
+        if (r.rc) {
+            val_release(v);
+            break;
+        }
+        got[k++] = v;
+    }
+    if (!r.rc && r.at != r.n) r.rc = STC_EINVAL;
+    free(rep);
+    o->moved = false;
+    o->peer = -1;
+    o->decided = true;
+    if (r.rc) {
+        release_n(got, (size_t)k);
+        free(got);
+        if (report) {
+            cx->thread = job->thread;
+            stc__eval_error(cx, STC_EIO, job->loc,
+                            "remote executor %d: the states of a serial stage did not come back", peer);
+        }
+        return STC_EIO;
+    }
+    for (int i = 0; i < o->nthreads; i++) {
+        eval_tstate *st = &job->owned->states[o->threads[i]];
+        val_release(st->value);
+        st->value = got[i];
+    }
+    free(got);
+    atomic_fetch_add(&rt->remote_batches, 1); /* a request and a reply, as the transport counts */
+    atomic_fetch_add(&rt->remote_serial, 1);
+    atomic_fetch_add(&rt->remote_sent, (long long)sent);
+    atomic_fetch_add(&rt->remote_received, (long long)len);
+    return 0;
+}
+
+bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch *sb, sched_status *status, int *nran,
+                            uint64_t *wait_ns)
+{
+    flow_runtime *rt = job->rt;
+    const flow_plan *pl = job->plan;
+    flow_batch *b = sb->data;
+    *wait_ns = 0;
+    if (b->away) { /* back from another process */
+        flow_away *a = b->away;
+        b->away = NULL;
+        bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran, a->peer >= 0);
+        if (!ok && a->peer >= 0) { /* the peer ran it (its states moved on): it cannot run here */
+            owned_fail(job, cx, b, a->peer, "a batch of a serial stage came back unreadable");
+            *status = SCHED_STOP, *nran = 0, ok = true;
+        }
+        if (ok && a->loaded == SCHED_STOP) *status = SCHED_STOP;
+        stc__buf_free(&a->req);
+        free(a);
+        return ok; /* (not ok: runs here, the frames still loaded) */
+    }
+    if (!rt->rnames || !pl->fn) return false;
+    int smap = stc__flow_remote_smap_number(rt->rnames, pl->smap);
+    int64_t fn = rt->rnames->wf.code_id(rt->rnames->wf.ud, pl->fn);
+    if (smap < 0 || fn < 0) return false;
+    if (job->owned && stage < 64 && job->owned->at[stage] >= 0)
+        return owned_stage(job, cx, &job->owned->st[job->owned->at[stage]], smap, (int)fn, sb, status, nran);
+    sched_status loaded = b->loaded ? SCHED_CONTINUE : stc__flow_load_batch(job, cx, b);
+    flow_away *a = rt->remote.start ? malloc(sizeof *a) : NULL;
+    buf req = BUF_INIT;
+    if (request_encode(job, smap, (int)fn, stage, b, &req, NULL) != 0) {
+        stc__buf_free(&req);
+        free(a);
+        return false; /* runs here; the frames stay loaded */
+    }
+    if (a) {
+        *a = (flow_away){.req = req, .peer = -1, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        b->away = a; /* before start: the reply may come before it returns */
+        if (rt->remote.start(rt->remote.ud, a->req.data, a->req.len, away_done, a) == 0) {
+            *status = SCHED_AWAY;
+            return true;
+        }
+        b->away = NULL; /* the transport is full: here, now */
+        stc__buf_free(&a->req);
+        free(a);
+        return false;
+    }
+    void *rep = NULL;
+    size_t replen = 0;
+    uint64_t t0 = flow_now_ns();
+    int rc = rt->remote.call(rt->remote.ud, req.data, req.len, &rep, &replen);
+    *wait_ns = flow_now_ns() - t0;
+    size_t sent = req.len;
+    stc__buf_free(&req);
+    if (!reply_adopt(job, cx, b, rc, rep, replen, sent, status, nran, false)) {
+        *wait_ns = 0;
+        return false;
+    }
+    if (loaded == SCHED_STOP) *status = SCHED_STOP;
+    return true;
+}

@@ -1,0 +1,259 @@
+/* remote_serve.c - the answering side of remote stages (remote.c): a
+ * process serving another's batches builds the same plan from the
+ * request's numbers, runs the stage's steps on each item's frame, and
+ * answers with the frames the stage left or the first failing item's
+ * error; it also holds the states of the serial stages it owns. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flow/job.h"
+#include "flow/remote_wire.h"
+
+/* ---- The answering side ---------------------------------------------------------- */
+
+struct flow_remote_server {
+    const ir_program *p;
+    flow_info *fi;
+    flow_remote_names *names;
+    flow_plan **plans; /* by smap x function, made at first use */
+    int *plan_shards;  /* the fi->nshards each was made with */
+    int nfuns;
+    bool cx_ready;
+    eval_ctx cx;
+    eval_tstate *states; /* the owned stages' thread states held here (p->nthreads) */
+};
+
+flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
+{
+    flow_remote_server *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->p = p;
+    s->fi = stc__flow_info_new(p);
+    s->names = stc__flow_remote_names_new(p);
+    if (s->names) {
+        s->nfuns = (int)s->names->ft.n;
+        s->plans = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->plans);
+        s->plan_shards = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->plan_shards);
+    }
+    s->states = calloc((size_t)p->nthreads + 1, sizeof *s->states);
+    for (int t = 0; s->states && t < p->nthreads; t++)
+        s->states[t] = (eval_tstate){.value = stc_value_unit(), .init = stc_value_unit()};
+    if (!s->fi || !s->names || !s->plans || !s->plan_shards || !s->states) {
+        stc__flow_remote_server_free(s);
+        return NULL;
+    }
+    stc__eval_ctx_init(&s->cx, p, s->states);
+    s->cx_ready = true;
+    return s;
+}
+
+void stc__flow_remote_server_free(flow_remote_server *s)
+{
+    if (!s) return;
+    if (s->cx_ready) stc__eval_ctx_fini(&s->cx);
+    free(s->plans); /* the plans are in fi->mem */
+    free(s->plan_shards);
+    for (int t = 0; s->states && t < s->p->nthreads; t++) val_release(s->states[t].value);
+    free(s->states);
+    stc__flow_remote_names_free(s->names);
+    stc__flow_info_free(s->fi);
+    free(s);
+}
+
+/* Whether a slot holds what came (the same object, or the same scalar
+ * bits): held, so an object freed by a step cannot reappear at its
+ * address.  Scalars that differ only in padding just travel. */
+static bool same_value(stc_value a, stc_value b)
+{
+    return a.tag == b.tag && memcmp(&a.as, &b.as, sizeof a.as) == 0;
+}
+
+/* Encodes item i's error (taken from cx) into the reply. */
+static void serve_error(flow_remote_server *s, buf *out, long long item)
+{
+    eval_err err = stc__eval_error_take(&s->cx);
+    stc__buf_putc(out, 1);
+    stc__val_wire_put_uvarint(out, (uint64_t)(err.code < 0 ? -err.code : STC_ERUNTIME * -1));
+    size_t len = err.message ? strlen(err.message) : 0;
+    stc__val_wire_put_uvarint(out, err.message != NULL);
+    stc__val_wire_put_uvarint(out, len);
+    stc__buf_put(out, err.message ? err.message : "", len);
+    stc__val_wire_put_uvarint(out, (uint64_t)(err.loc.line > 0 ? err.loc.line : 0));
+    stc__val_wire_put_uvarint(out, (uint64_t)(err.loc.col > 0 ? err.loc.col : 0));
+    stc__val_wire_put_uvarint(out, (uint64_t)(stc__flow_remote_thread_number(s->p, err.thread) + 1));
+    stc__val_wire_put_uvarint(out, (uint64_t)item);
+    free(err.message);
+}
+
+static int serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len);
+
+/* The serving thread is the only one touching the values it decodes and
+ * makes (program literals are counted atomically anyway, value.h), so it
+ * counts them plainly meanwhile, as a 1-worker run does: atomic counts
+ * cost a third of such a run (docs/DESIGN.md 5). */
+int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    bool was = stc__val_counts_set_plain(true);
+    int rc = serve(s, req, len, reply, reply_len);
+    stc__val_counts_set_plain(was);
+    return rc;
+}
+
+/* Whether t names a thread whose state may be held here. */
+static bool ownable_thread(const flow_remote_server *s, uint64_t t)
+{
+    return t < (uint64_t)s->p->nthreads && s->p->threads[t]->kind == THREAD_LANG && !s->p->threads[t]->keyed;
+}
+
+/* "STCf" n thread...: the states held here go back ("STCs" n, then
+ * thread and state each) and are no longer held. */
+static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply_len)
+{
+    uint64_t n = rd_uv(r);
+    if (r->rc || n > (uint64_t)s->p->nthreads) return STC_EINVAL;
+    size_t at = r->at;
+    for (uint64_t i = 0; i < n; i++)
+        if (!ownable_thread(s, rd_uv(r)) || r->rc) return STC_EINVAL;
+    if (r->at != r->n) return STC_EINVAL;
+    r->at = at;
+    buf out = BUF_INIT;
+    stc__buf_put(&out, "STCs", 4);
+    stc__val_wire_put_uvarint(&out, n);
+    int rc = 0;
+    for (uint64_t i = 0; i < n && !rc; i++) {
+        uint64_t t = rd_uv(r);
+        stc__val_wire_put_uvarint(&out, t);
+        rc = stc__val_wire_encode(&out, s->states[t].value, &s->names->wf);
+    }
+    if (!rc && !buf_ok(&out)) rc = STC_ENOMEM;
+    if (rc) {
+        stc__buf_free(&out);
+        return rc;
+    }
+    r->at = at;
+    for (uint64_t i = 0; i < n; i++) { /* gone back: not held here any more */
+        uint64_t t = rd_uv(r);
+        val_release(s->states[t].value);
+        s->states[t].value = stc_value_unit();
+        s->states[t].ready = false;
+    }
+    *reply_len = out.len;
+    *reply = stc__buf_take(&out);
+    return 0;
+}
+
+static int serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    *reply = NULL;
+    *reply_len = 0;
+    rd r = {req, len, 0, 0};
+    const uint8_t *magic = rd_bytes(&r, 4);
+    if (!magic) return STC_EINVAL;
+    if (memcmp(magic, "STCf", 4) == 0) return serve_fetch(s, &r, reply, reply_len);
+    bool owned = memcmp(magic, "STCo", 4) == 0;
+    if (!owned && memcmp(magic, "STCq", 4) != 0) return STC_EINVAL;
+    uint64_t smap = rd_uv(&r), fn = rd_uv(&r), nshards = rd_uv(&r), stage = rd_uv(&r), depth = rd_uv(&r), first = rd_uv(&r),
+             n = rd_uv(&r), nslots = rd_uv(&r), nflags = rd_uv(&r), ncaps = rd_uv(&r), th = rd_uv(&r);
+    if (r.rc || smap >= (uint64_t)s->names->nsmaps || fn >= (uint64_t)s->nfuns || depth >= EVAL_MAX_DEPTH ||
+        th > (uint64_t)s->p->nthreads || n > len || first > (uint64_t)1 << 62 || nshards < 1 ||
+        nshards > (uint64_t)stc__flow_shards_for(STC_MAX_WORKERS))
+        return STC_EINVAL;
+    size_t at = smap * (uint64_t)s->nfuns + fn;
+    flow_plan **slot = &s->plans[at];
+    if (!*slot || s->plan_shards[at] != (int)nshards) { /* (a new plan per worker count: one per run) */
+        const ir_fun *f = s->names->ft.funs[fn];
+        s->fi->nshards = (int)nshards;
+        if (!(*slot = stc__flow_plan_build(s->fi, s->names->smaps[smap], f, -1))) return STC_ENOMEM;
+        s->plan_shards[at] = (int)nshards;
+    }
+    const flow_plan *pl = *slot;
+    if (stage >= (uint64_t)pl->nstages || stage >= 64 || !((owned ? pl->remote_owned : pl->remote_ok) >> stage & 1) ||
+        nslots != (uint64_t)pl->nslots || nflags != (uint64_t)pl->nflags || ncaps != (uint64_t)pl->fn->ncaptures ||
+        ncaps > nslots)
+        return STC_EINVAL;
+    const wire_funcs *wf = &s->names->wf;
+    if (owned) { /* the stage's first batch brings its threads' states */
+        uint64_t k = rd_uv(&r);
+        if (r.rc || k > (uint64_t)s->p->nthreads) return STC_EINVAL;
+        for (uint64_t i = 0; i < k; i++) {
+            uint64_t t = rd_uv(&r);
+            if (r.rc || !ownable_thread(s, t)) return STC_EINVAL;
+            stc_value v = rd_val(&r, wf);
+            if (r.rc) return r.rc;
+            val_release(s->states[t].value);
+            s->states[t].value = v;
+            s->states[t].ready = true;
+        }
+    }
+    stc_value *frame = calloc((size_t)nslots + 1, sizeof *frame), *came = calloc((size_t)nslots + 1, sizeof *came);
+    uint8_t *flags = malloc((size_t)nflags + 1);
+    int rc = frame && came && flags ? 0 : STC_ENOMEM;
+    for (size_t j = 0; j < nslots && frame && came; j++) frame[j] = came[j] = stc_value_unit();
+    for (size_t j = 0; !rc && j < ncaps; j++) {
+        frame[j] = rd_val(&r, wf);
+        rc = r.rc;
+    }
+    flow_job job = {.plan = pl, .base_depth = (int)depth, .thread = th ? s->p->threads[th - 1]->name : NULL};
+    buf out = BUF_INIT, items = BUF_INIT;
+    int nran = 0;
+    bool failed = false;
+    for (uint64_t i = 0; !rc && i < n && !failed; i++) {
+        const uint8_t *dead = rd_bytes(&r, 1), *fl = dead && !*dead ? rd_bytes(&r, (size_t)nflags) : NULL;
+        if (!dead || (!*dead && !fl)) {
+            rc = STC_EINVAL;
+            break;
+        }
+        if (*dead) continue;
+        memcpy(flags, fl, (size_t)nflags);
+        /* A slot the stage does not read comes as SLOT_ABSENT and stays
+         * STC_T_INVALID unless a step writes it: then REPLY_SAME. */
+        for (size_t j = ncaps; j < nslots; j++)
+            if (r.at < r.n && r.p[r.at] == SLOT_ABSENT) {
+                r.at++;
+                frame[j] = came[j] = (stc_value){.tag = STC_T_INVALID};
+            } else {
+                came[j] = val_retain(frame[j] = rd_val(&r, wf));
+            }
+        if ((rc = r.rc)) break;
+        s->cx.item = (long long)(first + i);
+        s->cx.thread = job.thread;
+        s->cx.stack_base = 0;
+        bool ran = false;
+        int src = stc__flow_item_steps(&job, &s->cx, (int)stage, frame, flags, &ran);
+        nran += ran;
+        if (src) {
+            stc__eval_oom(&s->cx, pl->smap->u.call.callee_loc); /* records nothing when the step did */
+            serve_error(s, &items, (long long)(first + i));
+            failed = true;
+        } else {
+            stc__buf_putc(&items, 0);
+            stc__buf_put(&items, (const char *)flags, (size_t)nflags);
+            for (size_t j = ncaps; !rc && j < nslots; j++)
+                if (same_value(frame[j], came[j])) stc__buf_putc(&items, REPLY_SAME);
+                else rc = stc__val_wire_encode(&items, frame[j], wf);
+        }
+        release_n(frame + ncaps, (size_t)(nslots - ncaps));
+        release_n(came + ncaps, (size_t)(nslots - ncaps));
+        for (size_t j = ncaps; j < nslots; j++) frame[j] = came[j] = stc_value_unit();
+    }
+    if (frame) release_n(frame, (size_t)nslots);
+    if (came) release_n(came + (ncaps < nslots ? ncaps : 0), (size_t)(ncaps < nslots ? nslots - ncaps : 0));
+    free(frame);
+    free(came);
+    free(flags);
+    if (!rc && !failed && r.at != len) rc = STC_EINVAL;
+    if (!rc) {
+        stc__buf_put(&out, "STCa", 4);
+        stc__val_wire_put_uvarint(&out, (uint64_t)nran);
+        stc__buf_put(&out, items.data ? items.data : "", items.len);
+        if (!buf_ok(&out) || !buf_ok(&items)) rc = STC_ENOMEM;
+    }
+    stc__buf_free(&items);
+    if (rc) {
+        stc__buf_free(&out);
+        return rc;
+    }
+    *reply_len = out.len;
+    *reply = stc__buf_take(&out);
+    return 0;
+}

@@ -1,0 +1,102 @@
+/* remote_wire.h - what remote.c (which stages may go, the names both ends
+ * agree on), remote_send.c (the sending side) and remote_serve.c (the
+ * answering side) share: the messages' layout and a reader of them.
+ *
+ * Request:  "STCq" smap fn nshards stage base_depth first n nslots nflags
+ *           ncaps thread+1, the captures, then per item: dead byte, and for a
+ *           live item its flags and slots ncaps..nslots-1.
+ * Reply:    "STCa" nran, then per live item of the request: 0, its flags
+ *           and slots; or 1 and the item's error (code, message, line,
+ *           col, thread+1, item), which ends the reply.  A slot the stage
+ *           left as it came is the byte 0 (REPLY_SAME, a kind no value
+ *           starts with): the sender keeps its own (the input line, on
+ *           logstats, need not come back).
+ * Owned:    "STCo", a serial stage's batch for the peer that owns it
+ *           (owned.c): the STCq header, then nstates and per state its
+ *           thread number and value (the stage's first batch carries its
+ *           threads' states, later ones none: the peer keeps them), then
+ *           captures and items as STCq; replied to as STCq.
+ * Fetch:    "STCf" n thread...: the states go back, "STCs" n (thread,
+ *           state)..., and the peer holds them no more.
+ * nshards is the runtime's fi->nshards (keyed threads' shard stages
+ * depend on the worker count): the server builds its plan with the same,
+ * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.
+ * A request carries the slots the stage reads (job->remote_reads, owned.c;
+ * the others are the byte SLOT_ABSENT, a placeholder on the peer) and the
+ * captures once per batch; a reply every slot the stage changed. */
+#ifndef STC_FLOW_REMOTE_WIRE_H
+#define STC_FLOW_REMOTE_WIRE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "flow/flow_internal.h"
+#include "ir/funtable.h"
+#include "value/value.h"
+#include "value/wire.h"
+
+#define REPLY_SAME 0 /* in a reply: this slot is as the request sent it */
+#define SLOT_ABSENT 0 /* in a request: the stage does not read this slot (not sent) */
+
+typedef struct flow_remote_names {
+    ir_fun_table ft;
+    wire_funcs wf;
+    const ir_expr **smaps; /* by number: source order */
+    int nsmaps, cap;
+    bool oom;
+} flow_remote_names;
+
+/* smap node e's number (source order), or -1. */
+int stc__flow_remote_smap_number(const struct flow_remote_names *n, const ir_expr *e);
+/* The number of the thread called name, or -1 (NULL: none). */
+int stc__flow_remote_thread_number(const ir_program *p, const char *name);
+
+/* ---- Reading --------------------------------------------------------------------- */
+
+typedef struct rd {
+    const uint8_t *p;
+    size_t n, at;
+    int rc; /* first failure */
+} rd;
+
+static inline uint64_t rd_uv(rd *r)
+{
+    uint64_t x = 0;
+    size_t used;
+    if (r->rc) return 0;
+    if ((r->rc = stc__val_wire_get_uvarint(r->p + r->at, r->n - r->at, &used, &x))) return 0;
+    r->at += used;
+    return x;
+}
+
+static inline const uint8_t *rd_bytes(rd *r, size_t k)
+{
+    if (r->rc) return NULL;
+    if (k > r->n - r->at) {
+        r->rc = STC_EINVAL;
+        return NULL;
+    }
+    r->at += k;
+    return r->p + r->at - k;
+}
+
+static inline stc_value rd_val(rd *r, const wire_funcs *wf)
+{
+    stc_value v = stc_value_unit();
+    size_t used;
+    if (r->rc) return v;
+    if (r->at < r->n && r->p[r->at] == WIRE_UNIT) { /* most slots of a request */
+        r->at++;
+        return v;
+    }
+    if ((r->rc = stc__val_wire_decode(r->p + r->at, r->n - r->at, &used, &v, wf))) return stc_value_unit();
+    r->at += used;
+    return v;
+}
+
+static inline void release_n(stc_value *v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++) val_release(v[i]);
+}
+
+#endif
