@@ -201,7 +201,7 @@ for prog in r re; do
     m1=$(sed -n 's/^stats: rank 1: remote batches [0-9]*, messages \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
     m2=$(sed -n 's/^stats: rank 2: remote batches [0-9]*, messages \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
     if [ "${m1:-x}" = $((2 * ${r1:-0})) ] && [ "${m2:-x}" = $((2 * ${r2:-0})) ] &&
-        grep -Eq '^stats: rank 0: batches kept for want of a credit [0-9]+ \(credits [0-9]+ per rank\)$' "$tmp/mpi.err"; then
+        grep -Eq '^stats: rank 0: batches kept for want of a credit [0-9]+ \(credits [0-9]+ per rank\), time away [0-9.]+ ms$' "$tmp/mpi.err"; then
         passed=$((passed + 1))
     else bad "$prog.stc -np 3: per-rank messages or rank 0's kept batches wrong: $(grep stats "$tmp/mpi.err")"; fi
 done
