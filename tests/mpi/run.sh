@@ -220,6 +220,43 @@ if [ $? -eq 0 ] && grep -q "^stats: workers" "$tmp/mpi.err" && ! grep -q "remote
     passed=$((passed + 1))
 else bad "STC_MPI_LOCAL=1 still sent batches: $(grep stats "$tmp/mpi.err")"; fi
 
+# ---- 1d. seeing a run across ranks (--stats, --profile, --trace) -----------------
+# --stats: rank 1's per-stage rows add up to its totals (batches, bytes).
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --stats --workers 1 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+read -r tb ts tr <<<"$(sed -n 's/^stats: rank 1: remote batches \([0-9]*\), messages [0-9]*, bytes sent \([0-9]*\), received \([0-9]*\),.*/\1 \2 \3/p' "$tmp/mpi.err")"
+read -r sb ss sr n <<<"$(sed -n 's/^stats: rank 1: stage .*: batches \([0-9]*\), items [0-9]*, bytes sent \([0-9]*\), received \([0-9]*\), busy [0-9.]* ms$/\1 \2 \3/p' "$tmp/mpi.err" |
+    awk '{b += $1; s += $2; r += $3; n++} END {print b + 0, s + 0, r + 0, n + 0}')"
+if [ "${tb:-0}" -gt 0 ] && [ "$n" -gt 0 ] && [ "$sb" = "$tb" ] && [ "$ss" = "$ts" ] && [ "$sr" = "$tr" ] &&
+    grep -q '^stats: rank 1: stage pure (line 11) at r.stc:8:8: batches [1-9]' "$tmp/mpi.err"; then
+    passed=$((passed + 1))
+else bad "--stats per stage on rank 1 do not add up to its totals ($tb $ts $tr vs $sb $ss $sr over $n rows): $(grep stats "$tmp/mpi.err")"; fi
+# --profile: rank 1's table names the stage it ran and its busy time; the
+# output is still the one machine's.
+(cd "$tmp" && "$STC" run --json --workers 1 r.stc >one.out 2>/dev/null </dev/null)
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --profile --json --workers 1 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+if cmp -s "$tmp/one.out" "$tmp/mpi.out" && grep -Eq '^rank 1: answered [1-9][0-9]* batches of rank 0.s, busy [0-9.]+ ms' "$tmp/mpi.err" &&
+    sed -n '/^rank 1: answered/,$p' "$tmp/mpi.err" | awk '$1 == "pure" && $2 == "(line" && $4 == "replicated" && $5 > 0 && $6 > 0 {ok = 1} END {exit !ok}'; then
+    passed=$((passed + 1))
+else bad "--profile at -np 2 does not show rank 1's stage time: $(tail -8 "$tmp/mpi.err")"; fi
+# --trace: valid JSON, rank 0's workers (pid 1) and rank 1's batches (pid 2).
+rm -f "$tmp/t.json"
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --trace t.json --json --workers 1 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+if cmp -s "$tmp/one.out" "$tmp/mpi.out" && python3 -m json.tool "$tmp/t.json" >/dev/null &&
+    python3 - "$tmp/t.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+spans = {p: [e for e in ev if e["pid"] == p and e["ph"] == "X"] for p in (1, 2)}
+names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] == 2}
+ok = spans[1] and spans[2] and names == {"rank 1"} and {e["pid"] for e in ev} == {1, 2}
+ok = ok and all(e["name"] in ("poly (line 8)", "pure (line 11)") and e["args"]["items"] > 0 for e in spans[2])
+sys.exit(0 if ok else 1)
+PY
+then passed=$((passed + 1))
+else bad "--trace at -np 2: not valid JSON with the tracks of two ranks: $(head -c 300 "$tmp/mpi.err")"; fi
+
 # ---- 1c. serial stages owned by another rank ------------------------------------
 # serial_on PROG K N ENV DESC [INPUT]: `mpirun -np K --workers N` with
 # environment ENV (e.g. STC_MPI_SERIAL_NS=-1) prints what `stc run` prints,
