@@ -22,7 +22,8 @@
 #    while rank 0 runs a stream, a rank whose executable cannot start, a
 #    rank whose broadcast fails (simulated: STC_TEST_MPI_FAIL=RANK).
 # (1b and 1c: replicated stages and serial stages owned by other ranks
-#    really run there, by --stats, with the one-machine output.)
+#    really run there, by --stats, with the one-machine output; 1d: the
+#    other ranks' per-stage --stats, --profile and --trace.)
 #    Each must end non-zero, with a message naming the rank, within its
 #    timeout, and what stdout got must be a prefix of the full output.
 set -u
