@@ -10,6 +10,7 @@
  *   input.c   input lines read from files and pipes
  *   output.c  standard output written with write(2), its errors
  *   cluster.c stc run --mpi: the ranks of an MPI job
+ *   ranks.c   what the other ranks did: their --stats, --profile, --trace
  *   report.c  messages and exit codes for failures
  *   args.c    argv into a cli_args, the exit codes */
 #include <errno.h>
