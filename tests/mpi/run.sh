@@ -257,6 +257,20 @@ sys.exit(0 if ok else 1)
 PY
 then passed=$((passed + 1))
 else bad "--trace at -np 2: not valid JSON with the tracks of two ranks: $(head -c 300 "$tmp/mpi.err")"; fi
+# A rank keeps a bounded number of spans (here 3: STC_TEST_MPI_SPANS) and says so.
+rm -f "$tmp/t.json"
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -x STC_TEST_MPI_SPANS=3 -np 2 "$STC" run --mpi --trace t.json --workers 1 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+if grep -Eq "^stc: --trace: rank 1's track has its first 3 batches, not the [1-9][0-9]* after \(memory bound\)$" "$tmp/mpi.err" &&
+    python3 - "$tmp/t.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] == 2]
+ok = len([e for e in ev if e["pid"] == 2 and e["ph"] == "X"]) == 3
+sys.exit(0 if ok and len(names) == 1 and "3 batches;" in names[0] and "more not recorded" in names[0] else 1)
+PY
+then passed=$((passed + 1))
+else bad "--trace with a rank's spans capped at 3: $(head -c 300 "$tmp/mpi.err")"; fi
 
 # ---- 1c. serial stages owned by another rank ------------------------------------
 # serial_on PROG K N ENV DESC [INPUT]: `mpirun -np K --workers N` with
