@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "ranks.h"
 
 bool cli_cluster_env_says_not_rank0(void)
 {
@@ -61,13 +62,17 @@ const struct stc_remote *cli_cluster_remote(void) { return NULL; }
 
 int cli_cluster_remote_slots(void) { return 0; }
 
-int cli_cluster_serve(struct stc_program *prog)
+int cli_cluster_serve(struct stc_program *prog, bool report, bool trace)
 {
-    (void)prog;
+    (void)prog, (void)report, (void)trace;
     return CLI_EXIT_USAGE;
 }
 
-void cli_cluster_stop_servers(bool stats) { (void)stats; }
+void cli_cluster_clock_mark(void) {}
+
+void cli_cluster_run_starts(void) {}
+
+void cli_cluster_stop_servers(bool stats, bool profile, const char *trace) { (void)stats, (void)profile, (void)trace; }
 
 #else
 
@@ -239,6 +244,7 @@ int cli_cluster_finish(int code)
 
 #define REMOTE_CREDITS 4 /* batches away per rank at most */
 #define SERIAL_TAG (REMOTE_CREDITS + 1) /* the requests of owned serial stages */
+#define REPORT_TAG (SERIAL_TAG + 1) /* after stop, a serving rank's report (cli/ranks.h) */
 #define REMOTE_NAP_MIN_NS 20000    /* a serving rank polls: 20 us after a batch, */
 #define SERVE_NAP_MAX_NS 100000    /* doubling up to 100 us while none comes (1 ms
                                       * made an owned serial stage wait up to 1 ms a
@@ -257,6 +263,7 @@ typedef struct remote_away {      /* a request away (remote_lock) */
     bool used, sent;
     MPI_Request sreq;
     size_t len;
+    long long t0;                 /* when it went (mono_ns) */
     remote_done_fn *done;
     void *token;
 } remote_away;
@@ -272,6 +279,7 @@ typedef struct remote_peer {
     long long batches, sent, received; /* answered batches and their bytes (remote_lock) */
     long long serial;                  /* of batches: serial stages' (remote_lock) */
     long long kept;                    /* batches not sent: every credit in use (remote_lock) */
+    long long away_ns;                 /* the answered batches' time from send to reply (remote_lock) */
 } remote_peer;
 
 static pthread_mutex_t remote_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -284,6 +292,13 @@ static bool remote_thread_on;     /* main thread only */
 static pthread_t remote_thread;
 
 static void remote_nap(long ns) { nanosleep(&(struct timespec){0, ns}, NULL); }
+
+static long long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static long nap_next(long ns, long max) { return ns * 2 > max ? max : ns * 2; }
 
@@ -307,7 +322,7 @@ static int remote_start(void *ud, const void *req, size_t len, remote_done_fn *d
     remote_away *a = &pp->slot[slot];
     int rc = MPI_Isend(req, (int)len, MPI_BYTE, peer, slot + 1, MPI_COMM_WORLD, &a->sreq);
     if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "sending a batch", rc);
-    *a = (remote_away){.used = true, .sreq = a->sreq, .len = len, .done = done, .token = token};
+    *a = (remote_away){.used = true, .sreq = a->sreq, .len = len, .t0 = mono_ns(), .done = done, .token = token};
     pp->away++;
     remote_nawait++;
     pthread_cond_signal(&remote_work);
@@ -342,7 +357,7 @@ static int remote_start_to(void *ud, int peer, const void *req, size_t len, remo
         pp->fifo = m, pp->fcap = ncap, pp->fhead = 0;
     }
     remote_away *a = &pp->fifo[(pp->fhead + pp->fcount) % pp->fcap];
-    *a = (remote_away){.used = true, .len = len, .done = done, .token = token};
+    *a = (remote_away){.used = true, .len = len, .t0 = mono_ns(), .done = done, .token = token};
     int rc = MPI_Isend(req, (int)len, MPI_BYTE, rank, SERIAL_TAG, MPI_COMM_WORLD, &a->sreq);
     if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "sending a batch of a serial stage", rc);
     pp->fcount++;
@@ -382,6 +397,7 @@ static bool serial_reply(int r, remote_done_fn **done, void **token, void **buf,
     pp->batches++, pp->serial++;
     pp->sent += (long long)a->len;
     pp->received += *count;
+    pp->away_ns += mono_ns() - a->t0;
     *a = (remote_away){0};
     pp->fhead = (pp->fhead + 1) % pp->fcap;
     pp->fcount--;
@@ -431,6 +447,7 @@ static void *remote_loop(void *ud)
                 pp->batches++;
                 pp->sent += (long long)a->len;
                 pp->received += count;
+                pp->away_ns += mono_ns() - a->t0;
                 pp->away--;
                 remote_nawait--;
                 back[nback].done = a->done, back[nback].token = a->token;
@@ -508,13 +525,53 @@ const struct stc_remote *cli_cluster_remote(void)
 
 int cli_cluster_remote_slots(void) { return REMOTE_CREDITS * (mpi_size - 1); }
 
-int cli_cluster_serve(struct stc_program *prog)
+/* The clocks of --trace: every rank's CLOCK_MONOTONIC when they all left
+ * one barrier (clock_t0), and rank 0's when its run started (run_t0); the
+ * serving ranks' spans count from their clock_t0 (main thread only). */
+static long long clock_t0, run_t0;
+static bool run_marked;
+
+void cli_cluster_clock_mark(void)
+{
+    int rc = MPI_Barrier(MPI_COMM_WORLD); /* spins, but only until every rank compiled */
+    if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "waiting for the ranks' clock mark", rc);
+    clock_t0 = mono_ns();
+}
+
+void cli_cluster_run_starts(void)
+{
+    if (!mpi_joined || mpi_rank != 0) return;
+    run_t0 = mono_ns();
+    run_marked = true;
+}
+
+/* Sends a serving rank's report to rank 0 (after stop). */
+static int serve_report(const stc_remote_server *server)
+{
+    size_t len = 0;
+    char *text = server ? cli_ranks_encode(server, (unsigned long long)clock_t0, &len) : NULL;
+    if (!text || len > INT_MAX) len = 0; /* (out of memory: an empty report) */
+    MPI_Request req;
+    int rc = MPI_Isend(text ? text : "", (int)len, MPI_BYTE, 0, REPORT_TAG, MPI_COMM_WORLD, &req), done = 0;
+    while (rc == MPI_SUCCESS && !done) {
+        rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS && !done) remote_nap(REMOTE_NAP_MIN_NS);
+    }
+    free(text);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(CLI_EXIT_OSERR, "sending the rank's report", rc);
+}
+
+int cli_cluster_serve(struct stc_program *prog, bool report, bool trace)
 {
     stc_remote_server *server = prog ? stc_remote_server_new(prog) : NULL;
     if (prog && !server) {
         dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
         MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
         return CLI_EXIT_OSERR;
+    }
+    if (trace) { /* STC_TEST_MPI_SPANS: a smaller cap, for the tests */
+        const char *cap = getenv("STC_TEST_MPI_SPANS");
+        stc_remote_server_record(server, cap && atol(cap) > 0 ? (size_t)atol(cap) : CLI_RANKS_SPANS_MAX);
     }
     void *buf = NULL;
     size_t cap = 0;
@@ -563,11 +620,68 @@ int cli_cluster_serve(struct stc_program *prog)
         if (rc != MPI_SUCCESS) return mpi_fail(CLI_EXIT_OSERR, "sending a batch back", rc);
     }
     free(buf);
+    int code = report ? serve_report(server) : 0;
     stc_remote_server_free(server);
-    return 0;
+    return code;
 }
 
-void cli_cluster_stop_servers(bool stats)
+/* Rank 0: the serving ranks' reports, after stop (rr[1..mpi_size-1]). */
+static void stop_reports(cli_rank_report *rr)
+{
+    for (int r = 1; r < mpi_size; r++) {
+        MPI_Message msg;
+        MPI_Status st;
+        int got = 0, rc, count = 0;
+        for (long nap = REMOTE_NAP_MIN_NS; !got; nap = nap_next(nap, SERVE_NAP_MAX_NS)) {
+            if ((rc = MPI_Improbe(r, REPORT_TAG, MPI_COMM_WORLD, &got, &msg, &st)) != MPI_SUCCESS)
+                mpi_fail(CLI_EXIT_OSERR, "waiting for a rank's report", rc);
+            if (!got) remote_nap(nap);
+        }
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        char *text = malloc(count > 0 ? (size_t)count : 1);
+        if (!text) {
+            dprintf(mpi_err_fd, "stc: rank %d: out of memory\n", mpi_rank);
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OSERR);
+        }
+        if ((rc = MPI_Mrecv(text, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            mpi_fail(CLI_EXIT_OSERR, "receiving a rank's report", rc);
+        if (count > 0 && cli_ranks_decode(&rr[r], text, (size_t)count) != 0)
+            fprintf(stderr, "stc: rank %d's report is incomplete (out of memory)\n", r);
+        free(text);
+    }
+}
+
+/* --profile: where the batches went and how long they were away. */
+static void stop_profile(const cli_rank_report *rr)
+{
+    long long batches = 0, away = 0;
+    for (int r = 1; r < mpi_size; r++) batches += remote_peers[r].batches, away += remote_peers[r].away_ns;
+    fprintf(stderr,
+            "\nranks: rank 0 sent %lld batches away (%.3f ms in all from send to reply; its workers ran other "
+            "batches meanwhile) and kept %lld for want of a credit (%d per rank)\n",
+            batches, (double)away / 1e6, remote_kept, REMOTE_CREDITS);
+    for (int r = 1; r < mpi_size; r++) {
+        fprintf(stderr, "  rank %d: %lld batches, %.3f ms away\n", r, remote_peers[r].batches,
+                (double)remote_peers[r].away_ns / 1e6);
+    }
+    for (int r = 1; r < mpi_size; r++) cli_ranks_print_profile(stderr, r, &rr[r]);
+}
+
+/* --trace: the serving ranks' spans into rank 0's trace file. */
+static void stop_trace(const char *path, const cli_rank_report *rr)
+{
+    if (!run_marked) return; /* no run wrote it (--verify, an early failure) */
+    if (cli_ranks_trace(path, rr, mpi_size, run_t0 - clock_t0) != 0) {
+        fprintf(stderr, "stc: --trace: cannot add the other ranks' spans to '%s'\n", path);
+        return;
+    }
+    for (int r = 1; r < mpi_size; r++)
+        if (rr[r].dropped)
+            fprintf(stderr, "stc: --trace: rank %d's track has its first %zu batches, not the %lld after (memory bound)\n",
+                    r, rr[r].nspans, rr[r].dropped);
+}
+
+void cli_cluster_stop_servers(bool stats, bool profile, const char *trace)
 {
     if (remote_thread_on) { /* every batch is back: the runs are over */
         pthread_mutex_lock(&remote_lock);
@@ -586,15 +700,30 @@ void cli_cluster_stop_servers(bool stats)
         }
         if (rc != MPI_SUCCESS) mpi_fail(CLI_EXIT_OSERR, "stopping the ranks", rc);
     }
-    if (stats && remote_peers)
-        fprintf(stderr, "stats: rank 0: batches kept for want of a credit %lld (credits %d per rank)\n", remote_kept,
-                REMOTE_CREDITS);
-    for (int r = 1; stats && remote_peers && r < mpi_size; r++)
+    bool report = stats || profile || trace;
+    cli_rank_report *rr = report ? calloc((size_t)mpi_size, sizeof *rr) : NULL;
+    if (report && !rr) fprintf(stderr, "stc: out of memory for the other ranks' reports\n");
+    if (report && rr) stop_reports(rr);
+    if (stats && remote_peers) {
+        long long away = 0;
+        for (int r = 1; r < mpi_size; r++) away += remote_peers[r].away_ns;
+        fprintf(stderr,
+                "stats: rank 0: batches kept for want of a credit %lld (credits %d per rank), "
+                "time away %.3f ms\n",
+                remote_kept, REMOTE_CREDITS, (double)away / 1e6);
+    }
+    for (int r = 1; stats && remote_peers && r < mpi_size; r++) {
         fprintf(stderr,
                 "stats: rank %d: remote batches %lld, messages %lld, bytes sent %lld, received %lld, "
                 "serial-stage batches %lld\n",
                 r, remote_peers[r].batches, 2 * remote_peers[r].batches, remote_peers[r].sent,
                 remote_peers[r].received, remote_peers[r].serial);
+        if (rr) cli_ranks_print_stats(stderr, r, &rr[r]);
+    }
+    if (profile && remote_peers && rr) stop_profile(rr);
+    if (trace && rr) stop_trace(trace, rr);
+    for (int r = 1; rr && r < mpi_size; r++) cli_ranks_free(&rr[r]);
+    free(rr);
     for (int r = 1; remote_peers && r < mpi_size; r++) free(remote_peers[r].fifo);
     free(remote_peers);
     remote_peers = NULL;

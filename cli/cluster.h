@@ -49,14 +49,27 @@ const struct stc_remote *cli_cluster_remote(void);
 int cli_cluster_remote_slots(void);
 
 /* Ranks other than 0: answers rank 0's batches with prog (NULL when it
- * did not compile: then no batch comes) until rank 0 says stop.  Returns
- * 0, or an exit code after a fault (then MPI_Abort has ended the job). */
-int cli_cluster_serve(struct stc_program *prog);
+ * did not compile: then no batch comes) until rank 0 says stop; then, with
+ * report (rank 0 asked for --stats, --profile or --trace), sends rank 0
+ * what it answered (cli/ranks.h), with trace its spans too.  Returns 0,
+ * or an exit code after a fault (then MPI_Abort has ended the job). */
+int cli_cluster_serve(struct stc_program *prog, bool report, bool trace);
+
+/* --trace, on every rank before the run or the serving: a barrier, then
+ * each rank notes its own clock; the ranks' spans are placed on rank 0's
+ * time line from there, so clocks of several hosts agree only as well as
+ * the barrier's end does on each (docs/OBSERVE.md). */
+void cli_cluster_clock_mark(void);
+
+/* Rank 0, just before its run starts (its trace counts from there). */
+void cli_cluster_run_starts(void);
 
 /* Rank 0, after its run: tells the serving ranks to stop (call it when
- * they serve, i.e. when the program compiled), and with --stats prints
- * per rank what it sent there. */
-void cli_cluster_stop_servers(bool stats);
+ * they serve, i.e. when the program compiled); with --stats prints per
+ * rank what it sent there and each stage's counts there, with --profile
+ * the ranks' busy time per stage, and with --trace (the trace file's
+ * path) adds their spans to rank 0's trace, a process per rank. */
+void cli_cluster_stop_servers(bool stats, bool profile, const char *trace);
 
 /* Ends the job: rank 0 tells every rank its exit code `code`; the others
  * wait for it (sleeping, not spinning) and take it.  Then MPI ends.

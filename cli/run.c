@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "report.h"
 #include "stream.h"
 
@@ -97,6 +98,7 @@ static int cli_run_once(stc_program *prog, const cli_args *a, stc_pool *pool, co
                          .trace_path = a->trace, .pool = pool, .remote = remote};
     stc_result *res = NULL;
     cli_catch_signals(opts.cancel);
+    cli_cluster_run_starts(); /* --mpi --trace: the other ranks' spans count from here */
     int rc = stc_run_stream(prog, &opts, &io, &res);
     cli_catch_signals(NULL);
     stc_cancel_free(opts.cancel);

@@ -10,6 +10,7 @@
  *   input.c   input lines read from files and pipes
  *   output.c  standard output written with write(2), its errors
  *   cluster.c stc run --mpi: the ranks of an MPI job
+ *   ranks.c   what the other ranks did: their --stats, --profile, --trace
  *   report.c  messages and exit codes for failures
  *   args.c    argv into a cli_args, the exit codes */
 #include <errno.h>
@@ -266,10 +267,11 @@ static int cli_main(int argc, char **argv)
     /* With --mpi, rank 0 runs the program and prints; the other ranks
      * answer the batches it sends them (cli/cluster.c). */
     bool serving = a.mpi && code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN;
+    if (serving && a.trace) cli_cluster_clock_mark();
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN && rank == 0)
         code = cli_run(prog, &a, pool, a.mpi ? cli_cluster_remote() : NULL);
-    if (serving && rank != 0) code = cli_cluster_serve(prog);
-    if (serving && rank == 0) cli_cluster_stop_servers(a.stats);
+    if (serving && rank != 0) code = cli_cluster_serve(prog, a.stats || a.profile || a.trace, a.trace != NULL);
+    if (serving && rank == 0) cli_cluster_stop_servers(a.stats, a.profile, a.trace);
     stc_program_free(prog);
     stc_env_free(env);
     stc_pool_free(pool);

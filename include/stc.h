@@ -441,6 +441,42 @@ stc_remote_server *stc_remote_server_new(const stc_program *prog); /* NULL: out 
 int stc_remote_server_handle(stc_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len);
 void stc_remote_server_free(stc_remote_server *s);
 
+/* What a server answered, for its host to report (stc run --mpi --stats,
+ * --profile): a row per stage that sent it batches, in the order each
+ * first came, and a row for the requests taking owned stages' states back
+ * ("states back") and one for those refused ("refused"), when there were
+ * any.  So the rows' batches and bytes add up to every request answered.
+ * The strings live as long as the server. */
+typedef struct stc_remote_stage_stats {
+    const char *name;     /* the stage as --profile names it: "f (line 13)" */
+    const char *kind;     /* "replicated", "serial", ...; "" for the two extra rows */
+    const char *smap;     /* its smap's "FILE:LINE:COL"; "" for the two extra rows */
+    int line;             /* its first step's line; 0 for the extra rows */
+    bool serial;          /* a serial stage this server owned */
+    long long batches;    /* requests answered */
+    long long items;      /* items the stage ran */
+    long long bytes_in;   /* the requests' bytes */
+    long long bytes_out;  /* the replies' bytes (0 for a refused request) */
+    double busy_ms;       /* time spent answering them */
+} stc_remote_stage_stats;
+size_t stc_remote_server_stage_count(const stc_remote_server *s);
+stc_remote_stage_stats stc_remote_server_stage(const stc_remote_server *s, size_t i); /* zeros out of range */
+
+/* Spans for a trace: after stc_remote_server_record(s, max) the server
+ * keeps a span per request it answers, at most max of them (memory
+ * bounded: 32 bytes each); later ones are only counted.  Times are
+ * CLOCK_MONOTONIC ns of this process: the host relates them to other
+ * processes' clocks.  max 0 stops recording (the spans kept stay). */
+typedef struct stc_remote_span {
+    size_t stage;                 /* its row (stc_remote_server_stage) */
+    long long items;              /* items the stage ran */
+    unsigned long long start_ns, end_ns;
+} stc_remote_span;
+void stc_remote_server_record(stc_remote_server *s, size_t max);
+size_t stc_remote_server_span_count(const stc_remote_server *s);
+stc_remote_span stc_remote_server_span(const stc_remote_server *s, size_t i); /* zeros out of range */
+long long stc_remote_server_spans_dropped(const stc_remote_server *s); /* answered beyond max */
+
 typedef struct stc_result stc_result;
 
 /* Runs the program's main.  Returns 0 on success, STC_ERUNTIME when the

@@ -169,6 +169,22 @@ typedef struct flow_remote_server flow_remote_server;
 flow_remote_server *stc__flow_remote_server_new(const ir_program *p);
 int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len);
 void stc__flow_remote_server_free(flow_remote_server *s);
+/* What the request stc__flow_remote_serve last answered was, for the
+ * server's counts (api/remote.c): a stage's batch (owned: a serial stage
+ * held here), owned stages' states going back, or a refused request. */
+enum { FLOW_SEEN_REFUSED, FLOW_SEEN_BATCH, FLOW_SEEN_FETCH };
+typedef struct flow_remote_seen {
+    int kind;
+    int smap, fn, stage; /* FLOW_SEEN_BATCH: which (the request's numbers) */
+    long long items;     /* items the stage ran */
+} flow_remote_seen;
+flow_remote_seen stc__flow_remote_server_seen(const flow_remote_server *s);
+struct buf;
+/* A batch's stage as the profile names it ("f (line 13)"), its kind, its
+ * smap's "FILE:LINE:COL", line and whether it is serial; STC_EINVAL when
+ * w is not a batch this server answered, STC_ENOMEM. */
+int stc__flow_remote_server_describe(const flow_remote_server *s, const flow_remote_seen *w, struct buf *name,
+                                     struct buf *kind, struct buf *where, int *line, bool *serial);
 
 /* The plan for smap node `smap` mapping fn (or thread when fn is NULL).
  * NULL when out of memory. */

@@ -21,6 +21,7 @@ struct flow_remote_server {
     bool cx_ready;
     eval_ctx cx;
     eval_tstate *states; /* the owned stages' thread states held here (p->nthreads) */
+    flow_remote_seen seen; /* what the last request was (stc__flow_remote_server_seen) */
 };
 
 flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
@@ -94,7 +95,9 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
 int stc__flow_remote_serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len)
 {
     bool was = stc__val_counts_set_plain(true);
+    s->seen = (flow_remote_seen){.kind = FLOW_SEEN_REFUSED};
     int rc = serve(s, req, len, reply, reply_len);
+    if (rc) s->seen.kind = FLOW_SEEN_REFUSED;
     stc__val_counts_set_plain(was);
     return rc;
 }
@@ -139,6 +142,7 @@ static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply
     }
     *reply_len = out.len;
     *reply = stc__buf_take(&out);
+    s->seen.kind = FLOW_SEEN_FETCH;
     return 0;
 }
 
@@ -171,6 +175,7 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
         nslots != (uint64_t)pl->nslots || nflags != (uint64_t)pl->nflags || ncaps != (uint64_t)pl->fn->ncaptures ||
         ncaps > nslots)
         return STC_EINVAL;
+    s->seen = (flow_remote_seen){FLOW_SEEN_BATCH, (int)smap, (int)fn, (int)stage, 0};
     const wire_funcs *wf = &s->names->wf;
     if (owned) { /* the stage's first batch brings its threads' states */
         uint64_t k = rd_uv(&r);
@@ -255,5 +260,23 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
     }
     *reply_len = out.len;
     *reply = stc__buf_take(&out);
+    s->seen.items = nran;
     return 0;
+}
+
+flow_remote_seen stc__flow_remote_server_seen(const flow_remote_server *s) { return s->seen; }
+
+int stc__flow_remote_server_describe(const flow_remote_server *s, const flow_remote_seen *w, buf *name, buf *kind,
+                                     buf *where, int *line, bool *serial)
+{
+    const flow_plan *pl = w->kind == FLOW_SEEN_BATCH ? s->plans[(size_t)w->smap * (size_t)s->nfuns + (size_t)w->fn] : NULL;
+    if (!pl || w->stage >= pl->nstages) return STC_EINVAL;
+    *line = stc__flow_stage_line(pl, w->stage);
+    *serial = pl->stages[w->stage].serial;
+    stc__flow_stage_describe(s->fi, pl, w->stage, name);
+    stc__buf_printf(name, " (line %d)", *line);
+    stc__flow_stage_kind_why(s->fi, pl, w->stage, kind);
+    stc__buf_printf(where, "%s:%d:%d", s->p->file ? s->p->file : "<input>", pl->smap->u.call.callee_loc.line,
+                    pl->smap->u.call.callee_loc.col);
+    return buf_ok(name) && buf_ok(kind) && buf_ok(where) ? 0 : STC_ENOMEM;
 }

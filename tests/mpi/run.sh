@@ -22,7 +22,8 @@
 #    while rank 0 runs a stream, a rank whose executable cannot start, a
 #    rank whose broadcast fails (simulated: STC_TEST_MPI_FAIL=RANK).
 # (1b and 1c: replicated stages and serial stages owned by other ranks
-#    really run there, by --stats, with the one-machine output.)
+#    really run there, by --stats, with the one-machine output; 1d: the
+#    other ranks' per-stage --stats, --profile and --trace.)
 #    Each must end non-zero, with a message naming the rank, within its
 #    timeout, and what stdout got must be a prefix of the full output.
 set -u
@@ -201,7 +202,7 @@ for prog in r re; do
     m1=$(sed -n 's/^stats: rank 1: remote batches [0-9]*, messages \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
     m2=$(sed -n 's/^stats: rank 2: remote batches [0-9]*, messages \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
     if [ "${m1:-x}" = $((2 * ${r1:-0})) ] && [ "${m2:-x}" = $((2 * ${r2:-0})) ] &&
-        grep -Eq '^stats: rank 0: batches kept for want of a credit [0-9]+ \(credits [0-9]+ per rank\)$' "$tmp/mpi.err"; then
+        grep -Eq '^stats: rank 0: batches kept for want of a credit [0-9]+ \(credits [0-9]+ per rank\), time away [0-9.]+ ms$' "$tmp/mpi.err"; then
         passed=$((passed + 1))
     else bad "$prog.stc -np 3: per-rank messages or rank 0's kept batches wrong: $(grep stats "$tmp/mpi.err")"; fi
 done
@@ -219,6 +220,57 @@ else bad "r.stc -np 2 --workers 1: no remote batches: $(grep stats "$tmp/mpi.err
 if [ $? -eq 0 ] && grep -q "^stats: workers" "$tmp/mpi.err" && ! grep -q "remote batches" "$tmp/mpi.err"; then
     passed=$((passed + 1))
 else bad "STC_MPI_LOCAL=1 still sent batches: $(grep stats "$tmp/mpi.err")"; fi
+
+# ---- 1d. seeing a run across ranks (--stats, --profile, --trace) -----------------
+# --stats: rank 1's per-stage rows add up to its totals (batches, bytes).
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --stats --workers 1 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+read -r tb ts tr <<<"$(sed -n 's/^stats: rank 1: remote batches \([0-9]*\), messages [0-9]*, bytes sent \([0-9]*\), received \([0-9]*\),.*/\1 \2 \3/p' "$tmp/mpi.err")"
+read -r sb ss sr n <<<"$(sed -n 's/^stats: rank 1: stage .*: batches \([0-9]*\), items [0-9]*, bytes sent \([0-9]*\), received \([0-9]*\), busy [0-9.]* ms$/\1 \2 \3/p' "$tmp/mpi.err" |
+    awk '{b += $1; s += $2; r += $3; n++} END {print b + 0, s + 0, r + 0, n + 0}')"
+if [ "${tb:-0}" -gt 0 ] && [ "$n" -gt 0 ] && [ "$sb" = "$tb" ] && [ "$ss" = "$ts" ] && [ "$sr" = "$tr" ] &&
+    grep -q '^stats: rank 1: stage pure (line 11) at r.stc:8:8: batches [1-9]' "$tmp/mpi.err"; then
+    passed=$((passed + 1))
+else bad "--stats per stage on rank 1 do not add up to its totals ($tb $ts $tr vs $sb $ss $sr over $n rows): $(grep stats "$tmp/mpi.err")"; fi
+# --profile: rank 1's table names the stage it ran and its busy time; the
+# output is still the one machine's.
+(cd "$tmp" && "$STC" run --json --workers 1 r.stc >one.out 2>/dev/null </dev/null)
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --profile --json --workers 1 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+if cmp -s "$tmp/one.out" "$tmp/mpi.out" && grep -Eq '^rank 1: answered [1-9][0-9]* batches of rank 0.s, busy [0-9.]+ ms' "$tmp/mpi.err" &&
+    sed -n '/^rank 1: answered/,$p' "$tmp/mpi.err" | awk '$1 == "pure" && $2 == "(line" && $4 == "replicated" && $5 > 0 && $6 > 0 {ok = 1} END {exit !ok}'; then
+    passed=$((passed + 1))
+else bad "--profile at -np 2 does not show rank 1's stage time: $(tail -8 "$tmp/mpi.err")"; fi
+# --trace: valid JSON, rank 0's workers (pid 1) and rank 1's batches (pid 2).
+rm -f "$tmp/t.json"
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --trace t.json --json --workers 1 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+if cmp -s "$tmp/one.out" "$tmp/mpi.out" && python3 -m json.tool "$tmp/t.json" >/dev/null &&
+    python3 - "$tmp/t.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+spans = {p: [e for e in ev if e["pid"] == p and e["ph"] == "X"] for p in (1, 2)}
+names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] == 2}
+ok = spans[1] and spans[2] and names == {"rank 1"} and {e["pid"] for e in ev} == {1, 2}
+ok = ok and all(e["name"] in ("poly (line 8)", "pure (line 11)") and e["args"]["items"] > 0 for e in spans[2])
+sys.exit(0 if ok else 1)
+PY
+then passed=$((passed + 1))
+else bad "--trace at -np 2: not valid JSON with the tracks of two ranks: $(head -c 300 "$tmp/mpi.err")"; fi
+# A rank keeps a bounded number of spans (here 3: STC_TEST_MPI_SPANS) and says so.
+rm -f "$tmp/t.json"
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -x STC_TEST_MPI_SPANS=3 -np 2 "$STC" run --mpi --trace t.json --workers 1 r.stc \
+    >mpi.out 2>mpi.err </dev/null)
+if grep -Eq "^stc: --trace: rank 1's track has its first 3 batches, not the [1-9][0-9]* after \(memory bound\)$" "$tmp/mpi.err" &&
+    python3 - "$tmp/t.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+names = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] == 2]
+ok = len([e for e in ev if e["pid"] == 2 and e["ph"] == "X"]) == 3
+sys.exit(0 if ok and len(names) == 1 and "3 batches;" in names[0] and "more not recorded" in names[0] else 1)
+PY
+then passed=$((passed + 1))
+else bad "--trace with a rank's spans capped at 3: $(head -c 300 "$tmp/mpi.err")"; fi
 
 # ---- 1c. serial stages owned by another rank ------------------------------------
 # serial_on PROG K N ENV DESC [INPUT]: `mpirun -np K --workers N` with

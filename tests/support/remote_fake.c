@@ -208,6 +208,14 @@ tfake *tfake_start(stc_program *twin, tfake_mode mode)
 
 const stc_remote *tfake_remote(tfake *f) { return &f->remote; }
 
+stc_remote_server *tfake_server(tfake *f, int peer)
+{
+    pthread_mutex_lock(&f->lock); /* after the server thread's last answer */
+    stc_remote_server *s = peer < 0 ? f->server : peer < TFAKE_PEERS ? f->peer_server[peer] : NULL;
+    pthread_mutex_unlock(&f->lock);
+    return s;
+}
+
 void *tfake_take_first_peer(tfake *f, size_t *len)
 {
     pthread_mutex_lock(&f->lock);

@@ -39,6 +39,9 @@ long long tfake_peer_served(tfake *f);
 /* A copy of the first request a peer got (malloc'd, *len its length; NULL
  * if none), taken: the caller frees it. */
 void *tfake_take_first_peer(tfake *f, size_t *len);
+/* The server answering start's and call's requests (peer -1), or peer's;
+ * read it only between runs (its counts, stc_remote_server_stage). */
+stc_remote_server *tfake_server(tfake *f, int peer);
 /* The executor to put in stc_run_opts.remote (valid until tfake_stop). */
 const stc_remote *tfake_remote(tfake *f);
 /* Stops and frees the fake; returns the requests it served.  *first (may

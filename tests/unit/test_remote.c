@@ -454,3 +454,102 @@ TEST(remote_which_serial_stages_may_be_owned)
                          "main = smap(fn x => let a = x * 2 in t(ap(fn y => y + 1, a)), range(0, 10))\n"),
               0);
 }
+
+/* ---- What a server answered (stc_remote_server_stage, _span) ---------------- */
+
+/* Sums a server's rows; *named: every batch row is named "... (line N)". */
+static stc_remote_stage_stats server_sum(const stc_remote_server *s, bool *named)
+{
+    stc_remote_stage_stats sum = {0};
+    *named = true;
+    for (size_t i = 0; i < stc_remote_server_stage_count(s); i++) {
+        stc_remote_stage_stats st = stc_remote_server_stage(s, i);
+        sum.batches += st.batches, sum.items += st.items, sum.busy_ms += st.busy_ms;
+        sum.bytes_in += st.bytes_in, sum.bytes_out += st.bytes_out;
+        if (st.line > 0) *named = *named && strstr(st.name, " (line ") && strstr(st.smap, "remote.stc:") && *st.kind;
+    }
+    return sum;
+}
+
+/* The rows add up to what the run sent and got back; spans are kept up to
+ * the cap and the rest counted; a refused request has its own row. */
+TEST(remote_server_counts_each_stage)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, remote_src, "remote.stc"), *twin = UNIT_COMPILE(env, remote_src, "remote.stc");
+    tfake *f = prog && twin ? tfake_start(twin, TFAKE_ASYNC) : NULL;
+    CHECK(f != NULL);
+    if (f) {
+        stc_remote_server *s = tfake_server(f, -1);
+        stc_remote_server_record(s, 5);
+        stc_run_stats st = {0};
+        free(unit_outcome(prog, (stc_run_opts){.workers = 3, .remote = tfake_remote(f)}, &st));
+        s = tfake_server(f, -1);
+        bool named = false;
+        stc_remote_stage_stats sum = server_sum(s, &named);
+        CHECK(st.remote_batches > 5);
+        CHECK_INT(sum.batches, st.remote_batches);
+        CHECK_INT(sum.bytes_in, st.remote_bytes_sent);
+        CHECK_INT(sum.bytes_out, st.remote_bytes_received);
+        CHECK(sum.items >= sum.batches && sum.items <= 2 * 3000);
+        CHECK(sum.busy_ms > 0);
+        CHECK(named);
+        CHECK(stc_remote_server_stage_count(s) >= 1);
+        CHECK_INT((long long)stc_remote_server_span_count(s), 5);
+        CHECK_INT(stc_remote_server_spans_dropped(s), st.remote_batches - 5);
+        for (size_t i = 0; i < 5; i++) {
+            stc_remote_span sp = stc_remote_server_span(s, i);
+            CHECK(sp.stage < stc_remote_server_stage_count(s));
+            CHECK(sp.end_ns >= sp.start_ns && sp.start_ns > 0 && sp.items > 0);
+            if (i) CHECK(sp.start_ns >= stc_remote_server_span(s, i - 1).end_ns);
+        }
+        CHECK(stc_remote_server_span(s, 5).end_ns == 0);
+        CHECK(stc_remote_server_stage(s, stc_remote_server_stage_count(s)).name == NULL);
+        /* a refused request: a row of its own, its bytes in, none out */
+        size_t rows = stc_remote_server_stage_count(s);
+        void *rep = NULL;
+        size_t rl = 0;
+        CHECK(stc_remote_server_handle(s, "STCqjunk", 8, &rep, &rl) < 0);
+        free(rep);
+        CHECK_INT((long long)stc_remote_server_stage_count(s), (long long)rows + 1);
+        stc_remote_stage_stats r = stc_remote_server_stage(s, rows);
+        CHECK_STR(r.name, "refused");
+        CHECK(r.batches == 1 && r.bytes_in == 8 && r.bytes_out == 0 && r.items == 0 && r.line == 0);
+        CHECK_INT(stc_remote_server_spans_dropped(s), st.remote_batches - 4);
+        tfake_stop(f, NULL, NULL);
+    }
+    CHECK(stc_remote_server_stage_count(NULL) == 0 && stc_remote_server_span_count(NULL) == 0);
+    stc_program_free(prog);
+    stc_program_free(twin);
+    stc_env_free(env);
+}
+
+/* A peer owning serial stages: rows for them (serial) and "states back". */
+TEST(remote_server_counts_owned_stages)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, serial_src, "remote.stc"), *twin = UNIT_COMPILE(env, serial_src, "remote.stc");
+    tfake *f = prog && twin ? tfake_start(twin, TFAKE_ASYNC) : NULL;
+    CHECK(f != NULL);
+    if (f) {
+        tfake_set_peers(f, 1, -1);
+        stc_run_stats st = {0};
+        free(unit_outcome(prog, (stc_run_opts){.workers = 2, .remote = tfake_remote(f)}, &st));
+        stc_remote_server *s = tfake_server(f, 0);
+        bool named = false, serial = false, back = false;
+        stc_remote_stage_stats sum = server_sum(s, &named);
+        CHECK(named);
+        CHECK_INT(sum.batches, tfake_peer_served(f));
+        for (size_t i = 0; i < stc_remote_server_stage_count(s); i++) {
+            stc_remote_stage_stats row = stc_remote_server_stage(s, i);
+            serial = serial || (row.serial && row.batches > 0 && row.items > 0);
+            if (!strcmp(row.name, "states back")) back = row.batches == st.remote_moves && row.bytes_out > 0;
+        }
+        CHECK(serial);
+        CHECK(back);
+        tfake_stop(f, NULL, NULL);
+    }
+    stc_program_free(prog);
+    stc_program_free(twin);
+    stc_env_free(env);
+}
