@@ -9,7 +9,10 @@
  * its own and answers with the frames the stage left, or with the first
  * failing item's error.  The worker then adopts the reply as if the stage
  * had run here: the frames replace the batch's, an error is recorded for
- * its item, so the earliest failing item still wins.
+ * its item, so the earliest failing item still wins.  A stage that calls
+ * read-only lang threads (or reads their states) sends their states with
+ * each batch, and the server lends them to that batch alone (owned.c
+ * job_states, remote_serve.c).
  *
  * This file: which stages may go, and the names both ends agree on; the
  * sending side is remote_send.c, the answering side remote_serve.c, the
