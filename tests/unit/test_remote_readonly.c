@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/program.h"
+#include "flow/flow.h"
 #include "remote_fake.h"
 #include "run_check.h"
 #include "stc.h"
@@ -201,4 +203,59 @@ TEST(remote_readonly_peer_keeps_no_state)
     free(qb);
     stc_program_free(prog);
     stc_env_free(env);
+}
+
+/* C threads never go, read-only ones included (their state is the
+ * host's): a stage calling a C reader, or a lang read-only thread whose
+ * function does, stays on rank 0; the lang reader alone goes. */
+static int c_read(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)cx;
+    *out = stc_value_int(in->as.i + *(const long long *)state);
+    return 0;
+}
+
+static void c_smap(const ir_expr *smap, void *ud)
+{
+    const ir_expr **out = ud;
+    if (!*out) *out = smap;
+}
+
+static uint64_t c_mask(const char *src)
+{
+    stc_env *env = stc_env_new();
+    stc_thread_def d = {.name = "cread", .fn = c_read, .type = "int -> int", .state_size = sizeof(long long),
+                        .access = STC_READS};
+    CHECK_INT(stc_env_add_thread(env, &d), 0);
+    stc_program *prog = UNIT_COMPILE(env, src, "c.stc");
+    uint64_t mask = ~(uint64_t)0;
+    flow_info *fi = prog ? stc__flow_info_new(prog->ir) : NULL;
+    if (fi) {
+        const ir_expr *smap = NULL;
+        stc__flow_each_smap(prog->ir, c_smap, &smap);
+        flow_plan *pl = smap ? stc__flow_plan_static(fi, smap) : NULL;
+        CHECK(pl != NULL);
+        if (pl) mask = pl->remote_ok;
+    }
+    stc__flow_info_free(fi);
+    stc_program_free(prog);
+    stc_env_free(env);
+    return mask;
+}
+
+TEST(remote_readonly_c_threads_stay)
+{
+    CHECK_INT(c_mask("thread c = cread\n"
+                     "main = smap(fn x => c(x * 2) + 1, range(0, 10))\n"),
+              0);
+    CHECK_INT(c_mask("thread c = cread\n"
+                     "fun look(x, s) = (c(x) + s, s)\n"
+                     "thread r = look init 5\n"
+                     "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              0);
+    CHECK_INT(c_mask("thread c = cread\n"
+                     "fun look(x, s) = (x + s, s)\n"
+                     "thread r = look init 5\n"
+                     "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              1);
 }
