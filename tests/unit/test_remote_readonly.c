@@ -118,6 +118,26 @@ TEST(remote_readonly_after_an_owned_stage)
     }
 }
 
+/* A read-only state of more than FLOW_REMOTE_STATES_MAX (4 KiB) encoded
+ * does not go with every batch: its stage runs here (the same outcome);
+ * the same program with a small state sends its batches. */
+TEST(remote_readonly_large_states_stay_here)
+{
+    static const char fmt[] = "fun look(x, s) = (x * 3 + len(s), s)\n"
+                              "thread r = look init range(0, %d)\n"
+                              "main = smap(fn x => r(x), range(0, 2000))\n";
+    static const int sizes[] = {100, 3000};
+    for (int i = 0; i < 2; i++) {
+        char src[256];
+        snprintf(src, sizeof src, fmt, sizes[i]);
+        stc_run_stats st = {0};
+        ro_check(src, TFAKE_SERVE, 2, 0, &st, NULL);
+        if (sizes[i] < 1000) CHECK(st.remote_batches > 0);
+        else CHECK_INT(st.remote_batches, 0);
+        CHECK_INT(st.remote_declined, 0);
+    }
+}
+
 /* The first request of src's run (malloc'd; NULL if none). */
 static void *first_request(const char *src, size_t *len)
 {
