@@ -265,7 +265,7 @@ static int lend_states(flow_remote_server *s, rd *r, uint64_t k, lent *ln)
 
 static void lend_end(flow_remote_server *s, lent *ln)
 {
-    while (ln->n > 0) { /* in reverse: a thread sent twice gets its first value back */
+    while (ln->n > 0) { /* in reverse: a thread sent twice ends with what it held before */
         struct lent_one *o = &ln->v[--ln->n];
         val_release(s->states[o->t].value);
         s->states[o->t].value = o->was;
