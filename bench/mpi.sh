@@ -17,11 +17,13 @@
 #   --build DIR  the build holding stc (with MPI) and gen_log (default build)
 #   --dir DIR    where the input is made (default /tmp/stc-bench-mpi)
 #
-# The other ranks run replicated stages that call no thread and serial
-# stages whose work is dear enough (docs/CLUSTER.md): `pure` is all
-# replicated work, logstats's parse stage is replicated (its serial stages
-# are too cheap to move), the paper benchmarks' serial stages f and h take
-# milliseconds an item, so at 2 ranks one of them goes to rank 1.  The
+# The other ranks run replicated stages that call no thread but read-only
+# ones (their states go with each batch) and serial stages whose work is
+# dear enough (docs/CLUSTER.md): `pure` is all replicated work, logstats's
+# parse stage is replicated (its serial stages are too cheap to move), the
+# paper benchmarks' serial stages f and h take milliseconds an item, so at
+# 2 ranks one of them goes to rank 1; comp_pure's and comp_read's f and h
+# are read-only, one replicated stage that every rank runs.  The
 # "stc run x2Nw" row is one process with twice the workers (issue 14's
 # "2 ranks x 1 worker against 1 rank x 2 workers").  K > 1 columns include
 # the price of the job (starting K processes, each loading Open MPI and
@@ -63,6 +65,8 @@ progs=(
     "comp_write (paper, 50 x 2 ms items)|bench/paper/comp_write.stc|"
     "applicative (paper, serial f, h)|bench/paper/applicative.stc|"
     "conditional (paper, serial f, h)|bench/paper/conditional.stc|"
+    "comp_pure (paper, read-only f, h)|bench/paper/comp_pure.stc|"
+    "comp_read (paper, read-only f, h)|bench/paper/comp_read.stc|"
     "pure (64 x 2 ms items, replicated)|bench/mpi/pure.stc|"
     "logstats $lines lines|examples/logstats/logstats.stc|--quiet --input $log"
 )

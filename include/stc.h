@@ -384,7 +384,8 @@ typedef struct stc_run_opts {
  * host's transport carries it to a process that answers it with
  * stc_remote_server_handle, and libstc adopts the reply (the frames the
  * stage wrote, or an item's error, exactly as if the stage had run here).
- * Only replicated stages that call no thread and no function value are
+ * Only replicated stages that call no function value and no thread but
+ * read-only STCLang ones (whose states then go with each batch) are
  * sent; anything that cannot travel (user objects, a transport failure,
  * a malformed reply) runs here instead, so the results never change.
  * libstc knows nothing of the transport (the stc command's is MPI). */

@@ -155,7 +155,9 @@ typedef struct flow_plan {
 
 /* The stages (bits 0..63) of a function's plan that may run in another
  * process: replicated, and every step evaluating only what calls no
- * thread, no function value, no smap (through the functions it calls). */
+ * function value, no smap and no thread but read-only lang ones, and
+ * reads no state but theirs (through the functions and those threads'
+ * functions it calls); their states go with each batch (owned.c). */
 uint64_t stc__flow_remote_stages(flow_info *fi, const flow_plan *pl);
 /* The serial stages (bits 0..63) another process may own: not a shard
  * stage, every step an expression, a select or a let-tuple's binding that

@@ -121,8 +121,9 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
         stc__buf_printf(b, "\\n");
         graph_quote(b, kind_text ? kind_text : "?");
         free(kind_text);
-        /* remote.c's choice: replicated, no thread or function value
-         * called, something called; rank 0 too when every credit is used */
+        /* remote.c's choice: replicated, no function value and no thread
+         * but read-only ones called, something called; rank 0 too when
+         * every credit is used */
         if (g->ranks > 1 && s < 64 && (pl->remote_ok >> s & 1))
             stc__buf_printf(b, "\\nranks 0-%d", g->ranks - 1);
         else if (g->ranks > 1 && s < 64 && (pl->remote_owned >> s & 1)) /* owned.c: one rank, by cost */

@@ -93,6 +93,12 @@ typedef struct flow_job {
      * stage reads the frame slot, so its requests send only those (the
      * others go as "absent"); NULL: every slot goes. */
     uint8_t *remote_reads;
+    /* Per stage of remote_ok (nstages; NULL: none reach a thread): the
+     * states of the read-only threads the stage reaches, encoded once at the
+     * job's start ("n (thread, state)...", remote_wire.h), copied into each
+     * of its requests; a stage whose states cannot travel or exceed
+     * FLOW_REMOTE_STATES_MAX bytes is left out of remote_mask (owned.c). */
+    struct buf *remote_states;
     /* ---- */
     size_t next;              /* next item to hand out (the source is serial) */
     bool src_end, src_failed; /* streams: the source ended / failed (the source's) */

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "flow/owned.h"
+#include "flow/remote_wire.h"
 #include "value/value.h"
 
 /* The transport's cost here per batch and per item, estimated from
@@ -262,6 +263,60 @@ static void job_reads(flow_job *job)
     job->remote_reads = reads;
 }
 
+/* ---- Read-only threads' states, with a replicated stage's batches ---------------- */
+
+/* job->remote_states for the replicated stages in remote_mask that reach a
+ * read-only thread (calls or state(t); remote.c lets no other thread in):
+ * the states as they are now in cx's states, which no one writes (a
+ * read-only thread's calls leave the state as it was, and its state never
+ * moves out for a call, ir/moves.c), encoded once for the job.  Every
+ * request of such a stage carries them, and the peer keeps nothing after
+ * the batch: nothing is left there for a later job, whatever main does to
+ * the states in between, and the peer's memory is one batch's.  A stage
+ * whose states cannot travel (a user object), exceed
+ * FLOW_REMOTE_STATES_MAX or cannot be encoded for want of memory runs
+ * here for the job. */
+static void job_states(flow_job *job, eval_ctx *cx)
+{
+    flow_runtime *rt = job->rt;
+    const flow_plan *pl = job->plan;
+    const ir_program *p = rt->p;
+    uint64_t mask = job->remote_mask & pl->remote_ok;
+    if (!mask || p->nthreads == 0) return;
+    bool *sets, unknown;
+    uint64_t cand;
+    if (!rt->rnames || !cx->states || !plan_reach(rt->fi, pl, &sets, &cand, &unknown)) {
+        job->remote_mask &= ~pl->remote_ok; /* (cannot say which reach a state) */
+        return;
+    }
+    int n = pl->nstages < 64 ? pl->nstages : 64;
+    for (int t = 0; t < n; t++) {
+        if (!(mask >> t & 1)) continue;
+        const bool *set = sets + (size_t)t * (size_t)p->nthreads;
+        int k = 0;
+        for (int i = 0; i < p->nthreads; i++) k += set[i];
+        if (!k) continue;
+        if (!job->remote_states && !(job->remote_states = calloc((size_t)n, sizeof *job->remote_states))) {
+            job->remote_mask &= ~((uint64_t)1 << t);
+            continue;
+        }
+        buf *b = &job->remote_states[t];
+        stc__val_wire_put_uvarint(b, (uint64_t)k);
+        int rc = 0;
+        for (int i = 0; rc == 0 && i < p->nthreads; i++) {
+            if (!set[i]) continue;
+            stc__val_wire_put_uvarint(b, (uint64_t)i);
+            rc = stc__val_wire_encode(b, cx->states[i].value, &rt->rnames->wf);
+        }
+        if (rc || !buf_ok(b) || b->len > FLOW_REMOTE_STATES_MAX) {
+            stc__buf_free(b);
+            *b = (buf)BUF_INIT;
+            job->remote_mask &= ~((uint64_t)1 << t);
+        }
+    }
+    free(sets);
+}
+
 /* ---- A job's owned stages -------------------------------------------------------- */
 
 static void job_owned(flow_job *job, eval_ctx *cx);
@@ -271,8 +326,10 @@ void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx)
     job->remote_mask = 0;
     job->owned = NULL;
     job->remote_reads = NULL;
+    job->remote_states = NULL;
     if (!job->rt->remote.call) return;
     job->remote_mask = job->plan->remote_ok;
+    job_states(job, cx);
     job_owned(job, cx);
     job_reads(job);
 }
@@ -328,6 +385,9 @@ int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
     int rc = 0;
     free(job->remote_reads);
     job->remote_reads = NULL;
+    for (int t = 0; job->remote_states && t < job->plan->nstages && t < 64; t++) stc__buf_free(&job->remote_states[t]);
+    free(job->remote_states);
+    job->remote_states = NULL;
     if (!ow) return 0;
     for (int i = 0; i < ow->n; i++) {
         flow_owned_stage *o = &ow->st[i];

@@ -9,7 +9,10 @@
  * its own and answers with the frames the stage left, or with the first
  * failing item's error.  The worker then adopts the reply as if the stage
  * had run here: the frames replace the batch's, an error is recorded for
- * its item, so the earliest failing item still wins.
+ * its item, so the earliest failing item still wins.  A stage that calls
+ * read-only lang threads (or reads their states) sends their states with
+ * each batch, and the server lends them to that batch alone (owned.c
+ * job_states, remote_serve.c).
  *
  * This file: which stages may go, and the names both ends agree on; the
  * sending side is remote_send.c, the answering side remote_serve.c, the
@@ -21,11 +24,26 @@
 
 /* ---- Which stages may go ------------------------------------------------- */
 
-/* Whether evaluating e may call a thread, a function value or smap, or
- * hand a builtin a function it does not see (through called functions;
- * seen[f]: function f is being or was checked). */
-static bool remote_unsafe(const ir_program *p, const ir_expr *e, bool *seen)
+/* Whether thread t is a lang thread whose state never changes (analyze.c:
+ * every path of its function returns the state it got; not keyed, so not
+ * split): its calls and state(t) may run elsewhere with a copy of the
+ * state, which travels with the batch (remote_send.c). */
+static bool remote_readonly(const flow_info *fi, int t)
 {
+    const ir_program *p = fi->p;
+    if (t < 0 || t >= p->nthreads || !fi->readonly[t]) return false;
+    const ir_thread *th = p->threads[t];
+    return th->kind == THREAD_LANG && !th->keyed && th->fun >= 0 && th->fun < p->nfuns;
+}
+
+/* Whether evaluating e may call a thread other than a read-only lang
+ * thread, a function value or smap, read a state other than such a
+ * thread's, or hand a builtin a function it does not see (through called
+ * functions and read-only threads' functions; seen[f]: function f is being
+ * or was checked). */
+static bool remote_unsafe(const flow_info *fi, const ir_expr *e, bool *seen)
+{
+    const ir_program *p = fi->p;
     while (e) {
         switch (e->kind) {
         case IR_THREADREF: return true;
@@ -43,6 +61,10 @@ static bool remote_unsafe(const ir_program *p, const ir_expr *e, bool *seen)
             switch (e->u.call.kind) {
             case CALL_BUILTIN:
                 if (idx == BI_SMAP) return true;
+                if (idx == BI_STATE) { /* state(t): t's state must travel */
+                    const ir_expr *a = e->u.call.nargs == 1 ? e->u.call.args[0] : NULL;
+                    return !a || a->kind != IR_THREADREF || !remote_readonly(fi, a->u.index);
+                }
                 if (idx == BI_FOLD || idx == BI_FILTER || idx == BI_UPDATE) {
                     const ir_expr *f = idx == BI_UPDATE ? (e->u.call.nargs == 4 ? e->u.call.args[3] : NULL)
                                                         : (e->u.call.nargs > 0 ? e->u.call.args[0] : NULL);
@@ -53,27 +75,36 @@ static bool remote_unsafe(const ir_program *p, const ir_expr *e, bool *seen)
                 if (idx < 0 || idx >= p->nfuns) return true;
                 if (!seen[idx]) {
                     seen[idx] = true;
-                    if (remote_unsafe(p, p->funs[idx]->body, seen)) return true;
+                    if (remote_unsafe(fi, p->funs[idx]->body, seen)) return true;
                 }
                 break;
-            default: return true; /* a thread, a function value */
+            case CALL_THREAD: { /* a read-only lang thread: its function, with its state */
+                if (!remote_readonly(fi, idx)) return true;
+                int f = p->threads[idx]->fun;
+                if (!seen[f]) {
+                    seen[f] = true;
+                    if (remote_unsafe(fi, p->funs[f]->body, seen)) return true;
+                }
+                break;
+            }
+            default: return true; /* a function value */
             }
             for (int i = 0; i < e->u.call.nargs; i++)
-                if (remote_unsafe(p, e->u.call.args[i], seen)) return true;
+                if (remote_unsafe(fi, e->u.call.args[i], seen)) return true;
             return false;
         }
         case IR_CASE:
             for (int i = 0; i < e->u.cas.nalts; i++)
-                if (remote_unsafe(p, e->u.cas.alts[i].body, seen)) return true;
+                if (remote_unsafe(fi, e->u.cas.alts[i].body, seen)) return true;
             e = e->a;
             continue;
         case IR_TUPLE:
         case IR_LIST:
             for (int i = 0; i < e->u.agg.nitems; i++)
-                if (remote_unsafe(p, e->u.agg.items[i], seen)) return true;
+                if (remote_unsafe(fi, e->u.agg.items[i], seen)) return true;
             return false;
         default:
-            if (remote_unsafe(p, e->b, seen) || remote_unsafe(p, e->c, seen)) return true;
+            if (remote_unsafe(fi, e->b, seen) || remote_unsafe(fi, e->c, seen)) return true;
             e = e->a;
             continue;
         }
@@ -116,7 +147,7 @@ uint64_t stc__flow_remote_stages(flow_info *fi, const flow_plan *pl)
             memset(seen, 0, (size_t)(p->nfuns > 0 ? p->nfuns : 1));
             /* The selects and a let-tuple's binding evaluate nothing but
              * patterns on a slot; an expression step may call anything. */
-            if (s->kind == FS_EVAL) safe = !remote_unsafe(p, s->e, seen), calls = calls || has_call(s->e);
+            if (s->kind == FS_EVAL) safe = !remote_unsafe(fi, s->e, seen), calls = calls || has_call(s->e);
             else safe = s->kind == FS_SELECT_IF || s->kind == FS_SELECT_CASE || s->kind == FS_DESTRUCT;
         }
         /* A stage that calls nothing (patterns, arithmetic on a slot) costs

@@ -31,6 +31,10 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
             stc__val_wire_put_uvarint(out, (uint64_t)o->threads[i]);
             rc = stc__val_wire_encode(out, job->owned->states[o->threads[i]].value, &nm->wf);
         }
+    } else if (job->remote_states && job->remote_states[stage].len) { /* read-only threads' (owned.c) */
+        stc__buf_put(out, job->remote_states[stage].data, job->remote_states[stage].len);
+    } else {
+        stc__val_wire_put_uvarint(out, 0);
     }
     for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
     for (int i = 0; rc == 0 && i < b->n; i++) {

@@ -146,50 +146,20 @@ static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply
     return 0;
 }
 
-static int serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len)
+/* A request's header, read and checked (serve), and its stage's plan. */
+typedef struct serve_req {
+    uint64_t stage, depth, first, n, nslots, nflags, ncaps, th;
+    const flow_plan *pl;
+} serve_req;
+
+/* The rest of a request after its states: the captures and the items,
+ * run through stage q->stage of q->pl; the reply. */
+static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void **reply, size_t *reply_len)
 {
-    *reply = NULL;
-    *reply_len = 0;
-    rd r = {req, len, 0, 0};
-    const uint8_t *magic = rd_bytes(&r, 4);
-    if (!magic) return STC_EINVAL;
-    if (memcmp(magic, "STCf", 4) == 0) return serve_fetch(s, &r, reply, reply_len);
-    bool owned = memcmp(magic, "STCo", 4) == 0;
-    if (!owned && memcmp(magic, "STCq", 4) != 0) return STC_EINVAL;
-    uint64_t smap = rd_uv(&r), fn = rd_uv(&r), nshards = rd_uv(&r), stage = rd_uv(&r), depth = rd_uv(&r), first = rd_uv(&r),
-             n = rd_uv(&r), nslots = rd_uv(&r), nflags = rd_uv(&r), ncaps = rd_uv(&r), th = rd_uv(&r);
-    if (r.rc || smap >= (uint64_t)s->names->nsmaps || fn >= (uint64_t)s->nfuns || depth >= EVAL_MAX_DEPTH ||
-        th > (uint64_t)s->p->nthreads || n > len || first > (uint64_t)1 << 62 || nshards < 1 ||
-        nshards > (uint64_t)stc__flow_shards_for(STC_MAX_WORKERS))
-        return STC_EINVAL;
-    size_t at = smap * (uint64_t)s->nfuns + fn;
-    flow_plan **slot = &s->plans[at];
-    if (!*slot || s->plan_shards[at] != (int)nshards) { /* (a new plan per worker count: one per run) */
-        const ir_fun *f = s->names->ft.funs[fn];
-        s->fi->nshards = (int)nshards;
-        if (!(*slot = stc__flow_plan_build(s->fi, s->names->smaps[smap], f, -1))) return STC_ENOMEM;
-        s->plan_shards[at] = (int)nshards;
-    }
-    const flow_plan *pl = *slot;
-    if (stage >= (uint64_t)pl->nstages || stage >= 64 || !((owned ? pl->remote_owned : pl->remote_ok) >> stage & 1) ||
-        nslots != (uint64_t)pl->nslots || nflags != (uint64_t)pl->nflags || ncaps != (uint64_t)pl->fn->ncaptures ||
-        ncaps > nslots)
-        return STC_EINVAL;
-    s->seen = (flow_remote_seen){FLOW_SEEN_BATCH, (int)smap, (int)fn, (int)stage, 0};
+    rd r = *rp;
     const wire_funcs *wf = &s->names->wf;
-    if (owned) { /* the stage's first batch brings its threads' states */
-        uint64_t k = rd_uv(&r);
-        if (r.rc || k > (uint64_t)s->p->nthreads) return STC_EINVAL;
-        for (uint64_t i = 0; i < k; i++) {
-            uint64_t t = rd_uv(&r);
-            if (r.rc || !ownable_thread(s, t)) return STC_EINVAL;
-            stc_value v = rd_val(&r, wf);
-            if (r.rc) return r.rc;
-            val_release(s->states[t].value);
-            s->states[t].value = v;
-            s->states[t].ready = true;
-        }
-    }
+    const flow_plan *pl = q->pl;
+    uint64_t stage = q->stage, first = q->first, n = q->n, nslots = q->nslots, nflags = q->nflags, ncaps = q->ncaps;
     stc_value *frame = calloc((size_t)nslots + 1, sizeof *frame), *came = calloc((size_t)nslots + 1, sizeof *came);
     uint8_t *flags = malloc((size_t)nflags + 1);
     int rc = frame && came && flags ? 0 : STC_ENOMEM;
@@ -198,7 +168,7 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
         frame[j] = rd_val(&r, wf);
         rc = r.rc;
     }
-    flow_job job = {.plan = pl, .base_depth = (int)depth, .thread = th ? s->p->threads[th - 1]->name : NULL};
+    flow_job job = {.plan = pl, .base_depth = (int)q->depth, .thread = q->th ? s->p->threads[q->th - 1]->name : NULL};
     buf out = BUF_INIT, items = BUF_INIT;
     int nran = 0;
     bool failed = false;
@@ -246,7 +216,7 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
     free(frame);
     free(came);
     free(flags);
-    if (!rc && !failed && r.at != len) rc = STC_EINVAL;
+    if (!rc && !failed && r.at != r.n) rc = STC_EINVAL;
     if (!rc) {
         stc__buf_put(&out, "STCa", 4);
         stc__val_wire_put_uvarint(&out, (uint64_t)nran);
@@ -262,6 +232,104 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
     *reply = stc__buf_take(&out);
     s->seen.items = nran;
     return 0;
+}
+
+/* The states of read-only threads a request lends for its batch: thread
+ * t's value is put in the server's states, and what was there before is
+ * put back after the batch (nothing of the request stays). */
+typedef struct lent {
+    int n;
+    struct lent_one {
+        int t;
+        stc_value was;
+        bool ready;
+    } *v;
+} lent;
+
+/* Whether t names a read-only lang thread (remote.c's rule). */
+static bool lendable_thread(const flow_remote_server *s, uint64_t t)
+{
+    return t < (uint64_t)s->p->nthreads && s->fi->readonly[t] && s->p->threads[t]->kind == THREAD_LANG &&
+           !s->p->threads[t]->keyed;
+}
+
+static int lend_states(flow_remote_server *s, rd *r, uint64_t k, lent *ln)
+{
+    if (!(ln->v = malloc((size_t)k * sizeof *ln->v))) return STC_ENOMEM;
+    for (uint64_t i = 0; i < k; i++) {
+        uint64_t t = rd_uv(r);
+        if (r->rc || !lendable_thread(s, t)) return r->rc ? r->rc : STC_EINVAL;
+        stc_value v = rd_val(r, &s->names->wf);
+        if (r->rc) return r->rc;
+        ln->v[ln->n++] = (struct lent_one){(int)t, s->states[t].value, s->states[t].ready};
+        s->states[t].value = v;
+        s->states[t].ready = true;
+    }
+    return 0;
+}
+
+static void lend_end(flow_remote_server *s, lent *ln)
+{
+    while (ln->n > 0) { /* in reverse: a thread sent twice ends with what it held before */
+        struct lent_one *o = &ln->v[--ln->n];
+        val_release(s->states[o->t].value);
+        s->states[o->t].value = o->was;
+        s->states[o->t].ready = o->ready;
+    }
+    free(ln->v);
+}
+
+static int serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    *reply = NULL;
+    *reply_len = 0;
+    rd r = {req, len, 0, 0};
+    const uint8_t *magic = rd_bytes(&r, 4);
+    if (!magic) return STC_EINVAL;
+    if (memcmp(magic, "STCf", 4) == 0) return serve_fetch(s, &r, reply, reply_len);
+    bool owned = memcmp(magic, "STCo", 4) == 0;
+    if (!owned && memcmp(magic, "STCq", 4) != 0) return STC_EINVAL;
+    uint64_t smap = rd_uv(&r), fn = rd_uv(&r), nshards = rd_uv(&r), stage = rd_uv(&r), depth = rd_uv(&r), first = rd_uv(&r),
+             n = rd_uv(&r), nslots = rd_uv(&r), nflags = rd_uv(&r), ncaps = rd_uv(&r), th = rd_uv(&r);
+    if (r.rc || smap >= (uint64_t)s->names->nsmaps || fn >= (uint64_t)s->nfuns || depth >= EVAL_MAX_DEPTH ||
+        th > (uint64_t)s->p->nthreads || n > len || first > (uint64_t)1 << 62 || nshards < 1 ||
+        nshards > (uint64_t)stc__flow_shards_for(STC_MAX_WORKERS))
+        return STC_EINVAL;
+    size_t at = smap * (uint64_t)s->nfuns + fn;
+    flow_plan **slot = &s->plans[at];
+    if (!*slot || s->plan_shards[at] != (int)nshards) { /* (a new plan per worker count: one per run) */
+        const ir_fun *f = s->names->ft.funs[fn];
+        s->fi->nshards = (int)nshards;
+        if (!(*slot = stc__flow_plan_build(s->fi, s->names->smaps[smap], f, -1))) return STC_ENOMEM;
+        s->plan_shards[at] = (int)nshards;
+    }
+    const flow_plan *pl = *slot;
+    if (stage >= (uint64_t)pl->nstages || stage >= 64 || !((owned ? pl->remote_owned : pl->remote_ok) >> stage & 1) ||
+        nslots != (uint64_t)pl->nslots || nflags != (uint64_t)pl->nflags || ncaps != (uint64_t)pl->fn->ncaptures ||
+        ncaps > nslots)
+        return STC_EINVAL;
+    s->seen = (flow_remote_seen){FLOW_SEEN_BATCH, (int)smap, (int)fn, (int)stage, 0};
+    const wire_funcs *wf = &s->names->wf;
+    uint64_t k = rd_uv(&r);
+    if (r.rc || k > (uint64_t)s->p->nthreads) return STC_EINVAL;
+    if (owned) { /* the stage's first batch brings its threads' states */
+        for (uint64_t i = 0; i < k; i++) {
+            uint64_t t = rd_uv(&r);
+            if (r.rc || !ownable_thread(s, t)) return STC_EINVAL;
+            stc_value v = rd_val(&r, wf);
+            if (r.rc) return r.rc;
+            val_release(s->states[t].value);
+            s->states[t].value = v;
+            s->states[t].ready = true;
+        }
+    }
+    serve_req q = {stage, depth, first, n, nslots, nflags, ncaps, th, pl};
+    if (owned || !k) return serve_items(s, &r, &q, reply, reply_len);
+    lent ln = {0, NULL}; /* read-only threads' states, for this batch only */
+    int rc = lend_states(s, &r, k, &ln);
+    if (rc == 0) rc = serve_items(s, &r, &q, reply, reply_len);
+    lend_end(s, &ln);
+    return rc;
 }
 
 flow_remote_seen stc__flow_remote_server_seen(const flow_remote_server *s) { return s->seen; }

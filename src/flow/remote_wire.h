@@ -3,8 +3,11 @@
  * answering side) share: the messages' layout and a reader of them.
  *
  * Request:  "STCq" smap fn nshards stage base_depth first n nslots nflags
- *           ncaps thread+1, the captures, then per item: dead byte, and for a
- *           live item its flags and slots ncaps..nslots-1.
+ *           ncaps thread+1, nstates and per state its thread number and
+ *           value (the read-only threads the stage reaches: every batch
+ *           carries them, the peer keeps them for that batch only), the
+ *           captures, then per item: dead byte, and for a live item its
+ *           flags and slots ncaps..nslots-1.
  * Reply:    "STCa" nran, then per live item of the request: 0, its flags
  *           and slots; or 1 and the item's error (code, message, line,
  *           col, thread+1, item), which ends the reply.  A slot the stage
@@ -36,6 +39,9 @@
 #include "value/wire.h"
 
 #define REPLY_SAME 0 /* in a reply: this slot is as the request sent it */
+/* A replicated stage whose read-only threads' states take more bytes than
+ * this runs here: they go with every batch (owned.c job_states). */
+#define FLOW_REMOTE_STATES_MAX 4096
 #define SLOT_ABSENT 0 /* in a request: the stage does not read this slot (not sent) */
 
 typedef struct flow_remote_names {

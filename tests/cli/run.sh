@@ -396,6 +396,10 @@ out_has 'p0_s0 [label="sq\nreplicated\nranks 0-2 · line 4"'; out_has 'p0_s1 [la
 out_has 'p0_s2 [label="pure\nreplicated\nrank 0 · line 4"'
 [ "$(grep -c 'rank 0 · \|ranks 0-2 · ' out)" = "$(grep -c '^ *p[0-9]*_s[0-9]* \[label=' out)" ] || bad "a stage without its ranks"
 err_empty; end
+# comp_read's f and h are read-only threads: their stage goes to every rank
+# (their states with each batch), where it stayed on rank 0 before
+begin "graph --ranks 2: a stage calling read-only threads"; run graph --ranks 2 "$SRC/bench/paper/comp_read.stc"; code_is 0
+out_has 'p0_s0 [label="h\nreplicated\nranks 0-1 · line 13"'; err_empty; end
 begin "graph --ranks 1: the plain stages view"; run graph --ranks 1 ranks.stc; code_is 0
 "$STC" graph ranks.stc </dev/null >plain.out 2>/dev/null; cmp -s out plain.out || bad "--ranks 1 differs from graph"; end
 begin "graph --ranks 0: usage error"; run graph --ranks 0 ranks.stc; code_is 64; end

@@ -21,8 +21,9 @@
 # 2. Faults, without -q so that mpirun names the rank: a rank SIGKILLed
 #    while rank 0 runs a stream, a rank whose executable cannot start, a
 #    rank whose broadcast fails (simulated: STC_TEST_MPI_FAIL=RANK).
-# (1b and 1c: replicated stages and serial stages owned by other ranks
-#    really run there, by --stats, with the one-machine output; 1d: the
+# (1b, 1c and 1d: replicated stages, serial stages owned by other ranks and
+#    stages calling read-only threads (the paper's comp_pure and comp_read)
+#    really run there, by --stats, with the one-machine output; 1e: the
 #    other ranks' per-stage --stats, --profile and --trace.)
 #    Each must end non-zero, with a message naming the rank, within its
 #    timeout, and what stdout got must be a prefix of the full output.
@@ -221,7 +222,7 @@ if [ $? -eq 0 ] && grep -q "^stats: workers" "$tmp/mpi.err" && ! grep -q "remote
     passed=$((passed + 1))
 else bad "STC_MPI_LOCAL=1 still sent batches: $(grep stats "$tmp/mpi.err")"; fi
 
-# ---- 1d. seeing a run across ranks (--stats, --profile, --trace) -----------------
+# ---- 1e. seeing a run across ranks (--stats, --profile, --trace) -----------------
 # --stats: rank 1's per-stage rows add up to its totals (batches, bytes).
 (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --stats --workers 1 r.stc \
     >mpi.out 2>mpi.err </dev/null)
@@ -308,6 +309,28 @@ got=$?
 if [ $got -eq $want ] && [ $want -ne 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" && cmp -s "$tmp/one.err" "$tmp/mpi.err"; then
     passed=$((passed + 1))
 else bad "an owned stage's error: exit $got (one machine $want): $(head -c 300 "$tmp/mpi.err")"; fi
+
+# ---- 1d. stages that call read-only threads -------------------------------------
+# comp_pure and comp_read: every item's f and h are read-only threads (their
+# states travel with each batch).  At -np 2 and -np 3 with one worker the
+# output is the one machine's (compare), and --stats says the serving ranks
+# ran more batches than the inputs' smap alone could make (at most 6 of its
+# 50 cheap items at one worker: batches of 1, then 50 / 4; those were all
+# that went before read-only stages could), every serving rank some.
+for prog in comp_pure comp_read; do
+    for k in 2 3; do
+        compare "$SRC/bench/paper/$prog.stc" $k 1
+        (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np $k "$STC" run --mpi --stats --workers 1 \
+            "$SRC/bench/paper/$prog.stc" >mpi.out 2>mpi.err </dev/null)
+        code=$?
+        total=$(sed -n 's/^stats: remote batches \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
+        r1=$(sed -n 's/^stats: rank 1: remote batches \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
+        r2=$(sed -n 's/^stats: rank 2: remote batches \([0-9]*\),.*/\1/p' "$tmp/mpi.err")
+        if [ $code -eq 0 ] && [ "${total:-0}" -ge 11 ] && [ "${r1:-0}" -gt 0 ] && { [ $k -eq 2 ] || [ "${r2:-0}" -gt 0 ]; }; then
+            passed=$((passed + 1))
+        else bad "$prog -np $k --workers 1: read-only stages did not run on the other ranks: exit $code, $(grep stats "$tmp/mpi.err")"; fi
+    done
+done
 
 # ---- 2. faults -------------------------------------------------------------------
 

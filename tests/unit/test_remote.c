@@ -218,8 +218,10 @@ TEST(remote_server_refuses_bad_requests)
 }
 
 /* Which stages may go (stc__flow_remote_stages): replicated stages of pure
- * work, through called functions and lambdas handed to fold; not a stage
- * calling a read-only thread, a function value, or a function that does. */
+ * work, through called functions and lambdas handed to fold, and calls of
+ * read-only lang threads and state(t) of them (their states travel with
+ * the batch); not a stage calling a function value, or a function that
+ * does, or a thread that writes a state. */
 static void first_smap(const ir_expr *smap, void *ud)
 {
     const ir_expr **out = ud;
@@ -256,10 +258,35 @@ TEST(remote_which_stages_may_go)
                           "fun sum(xs) = fold(fn (a, x) => a + sq(x), 0, xs)\n"
                           "main = smap(fn x => sum([x, x + 1]), range(0, 10))\n"),
               1);
-    /* a read-only thread's state lives on rank 0: nothing goes */
+    /* a read-only thread: its state goes with the batch */
     CHECK_INT(remote_mask("fun look(x, s) = (x + s, s)\n"
                           "thread r = look init 5\n"
                           "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              1);
+    /* state(t) of a read-only thread, and one whose function calls another */
+    CHECK_INT(remote_mask("fun look(x, s) = (x + s, s)\n"
+                          "thread r = look init 5\n"
+                          "fun via(x, s) = (r(x) * s, s)\n"
+                          "thread v = via init 2\n"
+                          "main = smap(fn x => v(x) + state(r), range(0, 10))\n"),
+              1);
+    /* a read-only thread whose function calls a function value: stays */
+    CHECK_INT(remote_mask("fun ap(f, x) = f(x)\n"
+                          "fun look(x, s) = (ap(fn y => y + s, x), s)\n"
+                          "thread r = look init 5\n"
+                          "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              0);
+    /* a read-only thread whose function calls a writing thread: serial */
+    CHECK_INT(remote_mask("fun acc(x, s) = (x + s, x + s)\n"
+                          "thread t = acc init 0\n"
+                          "fun look(x, s) = (t(x) + s, s)\n"
+                          "thread r = look init 5\n"
+                          "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              0);
+    /* a keyed thread (never read-only) stays */
+    CHECK_INT(remote_mask("fun peek(k, x, s) = (x + s, s)\n"
+                          "keyed thread c = peek init 0\n"
+                          "main = smap(fn x => c(str(x % 3), x), range(0, 10))\n") & 1,
               0);
     /* a function value called inside a called function: nothing goes */
     CHECK_INT(remote_mask("fun ap(f, x) = f(x)\n"

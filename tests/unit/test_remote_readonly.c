@@ -1,0 +1,281 @@
+/* test_remote_readonly.c - replicated stages that call read-only threads
+ * (or read their states with state(t)) run by a remote executor
+ * (src/flow/remote.c, owned.c job_states, remote_serve.c): the states go
+ * with every batch, the peer lends them to the batch and keeps nothing.
+ * The fake transport (tests/support/remote_fake.c) answers with its own
+ * compile of the same text; the outcome must be the reference's, errors
+ * inside a read-only call included. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/program.h"
+#include "flow/flow.h"
+#include "remote_fake.h"
+#include "run_check.h"
+#include "stc.h"
+#include "test.h"
+
+/* Runs src under the reference and at `workers` with the fake in `mode`
+ * (peers > 0: that many peers that may own serial stages, every such stage
+ * going), checks the outcome is the reference's; *stats, and *outcome (if
+ * not NULL: the reference's, malloc'd) for the caller. */
+static void ro_check(const char *src, tfake_mode mode, int workers, int peers, stc_run_stats *stats, char **outcome)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "ro.stc"), *twin = UNIT_COMPILE(env, src, "ro.stc");
+    tfake *f = prog && twin ? tfake_start(twin, mode) : NULL;
+    CHECK(f != NULL);
+    if (f) {
+        if (peers > 0) tfake_set_peers(f, peers, -1);
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        char *got = unit_outcome(prog, (stc_run_opts){.workers = workers, .remote = tfake_remote(f)}, stats);
+        CHECK_STR(got, ref);
+        if (outcome) *outcome = ref;
+        else free(ref);
+        free(got);
+        long long served = tfake_stop(f, NULL, NULL);
+        CHECK_INT(stats->remote_batches, served);
+    }
+    stc_program_free(prog);
+    stc_program_free(twin);
+    stc_env_free(env);
+}
+
+/* Read-only threads with a list state and a float state, called and read
+ * by state(t) in replicated stages of two smaps; main calls r and a
+ * writing thread between them.  Both smaps' stages need the states. */
+static const char ro_src[] =
+    "fun look(x, s) = (x * 3 + fold(fn (a, y) => a + y, 0, s), s)\n"
+    "thread r = look init [1, 2, 3]\n"
+    "fun scale(x, s) = (float(x) * s, s)\n"
+    "thread k = scale init 1.5\n"
+    "fun acc(x, s) = (x + s, (x + s) % 1000003)\n"
+    "thread total = acc init 0\n"
+    "main = let a = smap(fn x => (r(x), k(x), len(state(r))), range(0, 2000)) in\n"
+    "       let c = total(r(1)) in\n"
+    "       let b = smap(fn x => let y = r(x) in total(y) + len(state(r)), range(0, 1500)) in\n"
+    "       (a, c, b, state(total), state(k))\n";
+
+TEST(remote_readonly_stages_run_remotely_alike)
+{
+    static const tfake_mode modes[] = {TFAKE_SERVE, TFAKE_ASYNC, TFAKE_ASYNC_NOW};
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
+        for (int workers = 1; workers <= 3; workers += 2) {
+            stc_run_stats st = {0};
+            ro_check(ro_src, modes[m], workers, 0, &st, NULL);
+            /* the first smap's one stage reads r and k: it went */
+            CHECK(st.remote_batches > (modes[m] == TFAKE_SERVE ? 20 : 0));
+            CHECK_INT(st.remote_declined, 0);
+        }
+}
+
+/* An error inside a read-only call is the reference's: same text, item and
+ * thread, at items 0, 1 and later, the earliest failing item winning. */
+TEST(remote_readonly_errors_are_the_references)
+{
+    static const int bad[] = {0, 1, 17, 999};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        for (int mode = 0; mode < 3; mode++) {
+            char src[512];
+            snprintf(src, sizeof src,
+                     "fun look(x, s) = (1000 / (x - %d) + s, s)\n"
+                     "thread r = look init 5\n"
+                     "main = smap(fn x => r(x) * 2 + r(x + 1500), range(0, 1500))\n",
+                     bad[i]);
+            stc_run_stats st = {0};
+            char *out = NULL;
+            ro_check(src, mode == 0 ? TFAKE_SERVE : TFAKE_ASYNC, mode == 2 ? 2 : 1, 0, &st, &out);
+            CHECK(st.remote_batches > 0);
+            CHECK_CONTAINS(out, "division by zero");
+            CHECK_CONTAINS(out, "in thread 'r'");
+            char item[64];
+            snprintf(item, sizeof item, "smap item %d)", bad[i]);
+            CHECK_CONTAINS(out, item);
+            free(out);
+        }
+}
+
+/* A read-only thread whose state a serial stage took to a peer in the
+ * first smap (t's function calls r: t's stage is owned with r's and t's
+ * states, which come back at its end), then read by a replicated stage of
+ * the second smap: the state it sends is the one back on rank 0. */
+TEST(remote_readonly_after_an_owned_stage)
+{
+    static const char src[] = "fun look(x, s) = (x + s, s)\n"
+                              "thread r = look init 7\n"
+                              "fun acc(x, s) = (x + s + r(0), (x + s) % 1000003)\n"
+                              "thread t = acc init 0\n"
+                              "main = let a = smap(fn x => t(x * 2), range(0, 800)) in\n"
+                              "       let b = smap(fn x => r(x) * 2 + len(str(state(r))), range(0, 800)) in\n"
+                              "       (a, b, state(t), state(r))\n";
+    for (int workers = 1; workers <= 3; workers += 2) {
+        stc_run_stats st = {0};
+        ro_check(src, TFAKE_ASYNC, workers, 1, &st, NULL);
+        CHECK_INT(st.remote_moves, 1);
+        CHECK(st.remote_batches - st.remote_serial > 0); /* the second smap's went too */
+        CHECK_INT(st.remote_declined, 0);
+    }
+}
+
+/* A read-only state of more than FLOW_REMOTE_STATES_MAX (4 KiB) encoded
+ * does not go with every batch: its stage runs here (the same outcome);
+ * the same program with a small state sends its batches. */
+TEST(remote_readonly_large_states_stay_here)
+{
+    static const char fmt[] = "fun look(x, s) = (x * 3 + len(s), s)\n"
+                              "thread r = look init range(0, %d)\n"
+                              "main = smap(fn x => r(x), range(0, 2000))\n";
+    static const int sizes[] = {100, 3000};
+    for (int i = 0; i < 2; i++) {
+        char src[256];
+        snprintf(src, sizeof src, fmt, sizes[i]);
+        stc_run_stats st = {0};
+        ro_check(src, TFAKE_SERVE, 2, 0, &st, NULL);
+        if (sizes[i] < 1000) CHECK(st.remote_batches > 0);
+        else CHECK_INT(st.remote_batches, 0);
+        CHECK_INT(st.remote_declined, 0);
+    }
+}
+
+/* The first request of src's run (malloc'd; NULL if none). */
+static void *first_request(const char *src, size_t *len)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "ro.stc"), *twin = UNIT_COMPILE(env, src, "ro.stc");
+    tfake *f = prog && twin ? tfake_start(twin, TFAKE_SERVE) : NULL;
+    void *first = NULL;
+    *len = 0;
+    if (f) {
+        stc_run_stats st = {0};
+        free(unit_outcome(prog, (stc_run_opts){.workers = 1, .remote = tfake_remote(f)}, &st));
+        tfake_stop(f, &first, len);
+    }
+    stc_program_free(prog);
+    stc_program_free(twin);
+    stc_env_free(env);
+    return first;
+}
+
+static char *answer(stc_remote_server *s, const void *q, size_t len, size_t *rl)
+{
+    void *rep = NULL;
+    *rl = 0;
+    CHECK_INT(stc_remote_server_handle(s, q, len, &rep, rl), 0);
+    return rep;
+}
+
+/* The peer uses the state a request brings and keeps none: requests of
+ * the same stage with two different states (two texts that differ only in
+ * the init), answered in turn by one server, are each answered as by a
+ * fresh server; so a state that changed between jobs can never be met by
+ * an older one on the peer.  Every prefix and corruptions of such a
+ * request are refused or answered, never a crash or a leak. */
+TEST(remote_readonly_peer_keeps_no_state)
+{
+    static const char fmt[] = "fun look(x, s) = (x * 10 + s, s)\n"
+                              "thread r = look init %d\n"
+                              "main = smap(fn x => r(x), range(0, 3000))\n";
+    char a[256], b[256];
+    snprintf(a, sizeof a, fmt, 5);
+    snprintf(b, sizeof b, fmt, 6);
+    size_t la, lb;
+    unsigned char *qa = first_request(a, &la), *qb = first_request(b, &lb);
+    CHECK(qa != NULL && qb != NULL);
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, a, "ro.stc");
+    stc_remote_server *s = prog ? stc_remote_server_new(prog) : NULL, *fresh = prog ? stc_remote_server_new(prog) : NULL;
+    CHECK(s != NULL && fresh != NULL);
+    if (qa && qb && s && fresh) {
+        size_t l1, l2, l3, l4;
+        char *ra = answer(s, qa, la, &l1), *rb = answer(s, qb, lb, &l2), *ra2 = answer(s, qa, la, &l3);
+        char *rbf = answer(fresh, qb, lb, &l4);
+        CHECK(ra && rb && ra2 && rbf);
+        if (ra && rb && ra2 && rbf) {
+            CHECK(l1 != l2 || memcmp(ra, rb, l1) != 0); /* the states differ, so do the outputs */
+            CHECK(l1 == l3 && memcmp(ra, ra2, l1) == 0);
+            CHECK(l2 == l4 && memcmp(rb, rbf, l2) == 0);
+        }
+        free(ra), free(rb), free(ra2), free(rbf);
+        for (size_t n = 0; n < la; n++) {
+            void *rep = NULL;
+            size_t rl = 0;
+            CHECK(stc_remote_server_handle(s, qa, n, &rep, &rl) < 0);
+            free(rep);
+        }
+        unsigned seed = 13;
+        for (int i = 0; i < 1000; i++) {
+            seed = seed * 1103515245u + 12345u;
+            size_t at = (seed >> 8) % la;
+            unsigned char was = qa[at];
+            qa[at] = (unsigned char)(seed >> 20);
+            void *rep = NULL;
+            size_t rl = 0;
+            int rc = stc_remote_server_handle(s, qa, la, &rep, &rl);
+            CHECK(rc == 0 || rc == STC_EINVAL || rc == STC_ELIMIT);
+            free(rep);
+            qa[at] = was;
+        }
+    }
+    stc_remote_server_free(s);
+    stc_remote_server_free(fresh);
+    free(qa);
+    free(qb);
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
+/* C threads never go, read-only ones included (their state is the
+ * host's): a stage calling a C reader, or a lang read-only thread whose
+ * function does, stays on rank 0; the lang reader alone goes. */
+static int c_read(void *state, const stc_value *in, stc_value *out, stc_ctx *cx)
+{
+    (void)cx;
+    *out = stc_value_int(in->as.i + *(const long long *)state);
+    return 0;
+}
+
+static void c_smap(const ir_expr *smap, void *ud)
+{
+    const ir_expr **out = ud;
+    if (!*out) *out = smap;
+}
+
+static uint64_t c_mask(const char *src)
+{
+    stc_env *env = stc_env_new();
+    stc_thread_def d = {.name = "cread", .fn = c_read, .type = "int -> int", .state_size = sizeof(long long),
+                        .access = STC_READS};
+    CHECK_INT(stc_env_add_thread(env, &d), 0);
+    stc_program *prog = UNIT_COMPILE(env, src, "c.stc");
+    uint64_t mask = ~(uint64_t)0;
+    flow_info *fi = prog ? stc__flow_info_new(prog->ir) : NULL;
+    if (fi) {
+        const ir_expr *smap = NULL;
+        stc__flow_each_smap(prog->ir, c_smap, &smap);
+        flow_plan *pl = smap ? stc__flow_plan_static(fi, smap) : NULL;
+        CHECK(pl != NULL);
+        if (pl) mask = pl->remote_ok;
+    }
+    stc__flow_info_free(fi);
+    stc_program_free(prog);
+    stc_env_free(env);
+    return mask;
+}
+
+TEST(remote_readonly_c_threads_stay)
+{
+    CHECK_INT(c_mask("thread c = cread\n"
+                     "main = smap(fn x => c(x * 2) + 1, range(0, 10))\n"),
+              0);
+    CHECK_INT(c_mask("thread c = cread\n"
+                     "fun look(x, s) = (c(x) + s, s)\n"
+                     "thread r = look init 5\n"
+                     "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              0);
+    CHECK_INT(c_mask("thread c = cread\n"
+                     "fun look(x, s) = (x + s, s)\n"
+                     "thread r = look init 5\n"
+                     "main = smap(fn x => r(x * 2), range(0, 10))\n"),
+              1);
+}
