@@ -34,13 +34,13 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
     }
     for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
     for (int i = 0; rc == 0 && i < b->n; i++) {
-        stc__buf_putc(out, (char)b->dead[i]);
+        buf_putc(out, (char)b->dead[i]);
         if (b->dead[i]) continue;
         stc__buf_put(out, (const char *)b->flags + (size_t)i * (size_t)pl->nflags, (size_t)pl->nflags);
         const stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
         const uint8_t *reads = job->remote_reads ? job->remote_reads + (size_t)stage * (size_t)pl->nslots : NULL;
         for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++)
-            if (reads && !reads[j]) stc__buf_putc(out, SLOT_ABSENT);
+            if (reads && !reads[j]) buf_putc(out, SLOT_ABSENT);
             else rc = stc__val_wire_encode(out, slots[j], &nm->wf);
     }
     return rc ? rc : buf_ok(out) ? 0 : STC_ENOMEM;
@@ -67,9 +67,10 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     const uint8_t *magic = rd_bytes(&r, 4);
     if (!magic || memcmp(magic, "STCa", 4) != 0) return STC_EINVAL;
     uint64_t nran = rd_uv(&r);
+    size_t filled = 0; /* out->slots set so far */
     int live = 0;
     for (int i = 0; i < b->n; i++) live += !b->dead[i];
-    out->slots = calloc((size_t)live * w + 1, sizeof *out->slots);
+    out->slots = malloc(((size_t)live * w + 1) * sizeof *out->slots); /* filled: nok x w, then j */
     out->flags = malloc((size_t)live * (size_t)pl->nflags + 1);
     if (!out->slots || !out->flags) r.rc = STC_ENOMEM;
     if (nran > (uint64_t)live) r.rc = STC_EINVAL;
@@ -82,12 +83,12 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
             const uint8_t *fl = rd_bytes(&r, (size_t)pl->nflags);
             if (fl) memcpy(out->flags + (size_t)out->nok * (size_t)pl->nflags, fl, (size_t)pl->nflags);
             for (size_t j = 0; j < w && !r.rc; j++) {
-                stc_value *v = &out->slots[(size_t)out->nok * w + j];
+                stc_value *v = &out->slots[filled++];
                 if (r.at < r.n && r.p[r.at] == REPLY_SAME) {
                     r.at++;
                     *v = (stc_value){.tag = STC_T_INVALID}; /* keep the batch's own */
                 } else {
-                    *v = rd_val(&r, &nm->wf);
+                    *v = rd_val(&r, &nm->wf); /* (unit when it failed) */
                 }
             }
             out->nok++;
@@ -116,7 +117,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     }
     if (!r.rc && (r.at != n || (!out->failed && out->nok != live))) r.rc = STC_EINVAL;
     if (r.rc) {
-        release_n(out->slots, (size_t)live * w);
+        release_n(out->slots, filled);
         free(out->slots);
         free(out->flags);
         free(out->err.message);

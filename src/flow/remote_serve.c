@@ -197,6 +197,7 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
     buf out = BUF_INIT, items = BUF_INIT;
     int nran = 0;
     bool failed = false;
+    const stc_value unit = stc_value_unit();
     for (uint64_t i = 0; !rc && i < n && !failed; i++) {
         const uint8_t *dead = rd_bytes(&r, 1), *fl = dead && !*dead ? rd_bytes(&r, (size_t)nflags) : NULL;
         if (!dead || (!*dead && !fl)) {
@@ -226,15 +227,15 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
             serve_error(s, &items, (long long)(first + i));
             failed = true;
         } else {
-            stc__buf_putc(&items, 0);
+            buf_putc(&items, 0);
             stc__buf_put(&items, (const char *)flags, (size_t)nflags);
             for (size_t j = ncaps; !rc && j < nslots; j++)
-                if (same_value(frame[j], came[j])) stc__buf_putc(&items, REPLY_SAME);
+                if (same_value(frame[j], came[j])) buf_putc(&items, REPLY_SAME);
                 else rc = stc__val_wire_encode(&items, frame[j], wf);
         }
         release_n(frame + ncaps, (size_t)(nslots - ncaps));
         release_n(came + ncaps, (size_t)(nslots - ncaps));
-        for (size_t j = ncaps; j < nslots; j++) frame[j] = came[j] = stc_value_unit();
+        for (size_t j = ncaps; j < nslots; j++) frame[j] = came[j] = unit;
     }
     if (frame) release_n(frame, (size_t)nslots);
     if (came) release_n(came + (ncaps < nslots ? ncaps : 0), (size_t)(ncaps < nslots ? nslots - ncaps : 0));

@@ -64,6 +64,7 @@ static inline uint64_t rd_uv(rd *r)
     uint64_t x = 0;
     size_t used;
     if (r->rc) return 0;
+    if (r->at < r->n && r->p[r->at] < 0x80) return r->p[r->at++]; /* one byte: most numbers */
     if ((r->rc = stc__val_wire_get_uvarint(r->p + r->at, r->n - r->at, &used, &x))) return 0;
     r->at += used;
     return x;
