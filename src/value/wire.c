@@ -185,11 +185,16 @@ typedef struct wdec {
 
 static int get_num(wdec *d, uint64_t *x)
 {
-    size_t used;
     if (d->at < d->n && d->p[d->at] < 0x80) { /* one byte: most lengths and numbers */
         *x = d->p[d->at++];
         return 0;
     }
+    if (d->n - d->at >= 2 && d->p[d->at + 1] < 0x80) { /* two: numbers below 16,384 */
+        *x = (uint64_t)(d->p[d->at] & 0x7f) | (uint64_t)d->p[d->at + 1] << 7;
+        d->at += 2;
+        return 0;
+    }
+    size_t used;
     if (stc__val_wire_get_uvarint(d->p + d->at, d->n - d->at, &used, x)) return STC_EINVAL;
     d->at += used;
     return 0;
@@ -366,8 +371,10 @@ int stc__val_wire_decode(const void *p, size_t n, size_t *used, stc_value *out, 
 {
     wdec d = {p, n, 0, f, NULL, 0, 0};
     int rc = dec(&d, out, 0);
-    for (size_t i = 0; i < d.nkept; i++) val_release(d.kept[i]);
-    free(d.kept);
+    if (d.kept) { /* (objects held twice: rare in a frame) */
+        for (size_t i = 0; i < d.nkept; i++) val_release(d.kept[i]);
+        free(d.kept);
+    }
     if (rc) *out = (stc_value){.tag = STC_T_INVALID};
     else if (used) *used = d.at;
     return rc;
