@@ -4,6 +4,7 @@
  * (stc_remote_server), as another rank would.  The outcome must be the
  * reference's, errors included; bad transports and bad bytes must change
  * nothing but where the work ran. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,7 @@ TEST(remote_truncated_replies_run_here)
  * would write out of bounds (the decoder's buffer holds every slot of
  * every item once). */
 typedef struct bad_reply {
+    pthread_mutex_t lock; /* workers call at once; the server answers one at a time */
     stc_remote_server *server;
     int reps;
     uint64_t past;
@@ -158,9 +160,8 @@ static size_t uv_at(const unsigned char *p, size_t n, size_t at, uint64_t *x)
     return at < n && stc__val_wire_get_uvarint(p + at, n - at, &used, x) == 0 ? used : 0;
 }
 
-static int bad_reply_call(void *ud, const void *req, size_t len, void **reply, size_t *reply_len)
+static int bad_reply_answer(bad_reply *b, const void *req, size_t len, void **reply, size_t *reply_len)
 {
-    bad_reply *b = ud;
     b->calls++;
     int rc = stc_remote_server_handle(b->server, req, len, reply, reply_len);
     if (rc) return rc;
@@ -206,13 +207,23 @@ static int bad_reply_call(void *ud, const void *req, size_t len, void **reply, s
     return 0;
 }
 
+static int bad_reply_call(void *ud, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    bad_reply *b = ud;
+    pthread_mutex_lock(&b->lock);
+    int rc = bad_reply_answer(b, req, len, reply, reply_len);
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
 static void bad_reply_check(int reps, uint64_t past)
 {
     static const char src[] = "fun poly(x, k) = x * x + k\n"
                               "main = smap(fn x => let a = poly(x, 3) in (a, a + 1), range(0, 3000))\n";
     stc_env *env = stc_env_new();
     stc_program *prog = UNIT_COMPILE(env, src, "bad.stc"), *twin = UNIT_COMPILE(env, src, "bad.stc");
-    bad_reply b = {.server = twin ? stc_remote_server_new(twin) : NULL, .reps = reps, .past = past};
+    bad_reply b = {.lock = PTHREAD_MUTEX_INITIALIZER, .server = twin ? stc_remote_server_new(twin) : NULL,
+                   .reps = reps, .past = past};
     CHECK(prog && b.server);
     if (prog && b.server) {
         stc_remote remote = {.call = bad_reply_call, .ud = &b};
