@@ -236,8 +236,23 @@ static void reads_walk(const ir_expr *e, int base, uint8_t *set, int nslots)
     }
 }
 
+void stc__flow_stage_reads(const flow_plan *pl, int stage, uint8_t *set)
+{
+    const flow_stage *st = &pl->stages[stage];
+    for (int k = st->first; k < st->first + st->count; k++) {
+        const flow_step *s = &pl->steps[k];
+        switch (s->kind) {
+        case FS_EVAL: reads_walk(s->e, s->base, set, pl->nslots); break;
+        case FS_SELECT_IF:
+        case FS_SELECT_CASE:
+        case FS_DESTRUCT: mark_slot(set, pl->nslots, s->src); break;
+        default: memset(set, 1, (size_t)pl->nslots); break; /* (never in a remote stage) */
+        }
+    }
+}
+
 /* job->remote_reads for the stages in remote_mask (NULL when out of
- * memory: every slot goes). */
+ * memory: no batch goes). */
 static void job_reads(flow_job *job)
 {
     const flow_plan *pl = job->plan;
@@ -245,21 +260,8 @@ static void job_reads(flow_job *job)
     if (!job->remote_mask || pl->nslots < 1) return;
     uint8_t *reads = calloc((size_t)n * (size_t)pl->nslots, 1);
     if (!reads) return;
-    for (int t = 0; t < n; t++) {
-        if (!(job->remote_mask >> t & 1)) continue;
-        uint8_t *set = reads + (size_t)t * (size_t)pl->nslots;
-        const flow_stage *st = &pl->stages[t];
-        for (int k = st->first; k < st->first + st->count; k++) {
-            const flow_step *s = &pl->steps[k];
-            switch (s->kind) {
-            case FS_EVAL: reads_walk(s->e, s->base, set, pl->nslots); break;
-            case FS_SELECT_IF:
-            case FS_SELECT_CASE:
-            case FS_DESTRUCT: mark_slot(set, pl->nslots, s->src); break;
-            default: memset(set, 1, (size_t)pl->nslots); break; /* (never in a remote stage) */
-            }
-        }
-    }
+    for (int t = 0; t < n; t++)
+        if (job->remote_mask >> t & 1) stc__flow_stage_reads(pl, t, reads + (size_t)t * (size_t)pl->nslots);
     job->remote_reads = reads;
 }
 

@@ -36,6 +36,9 @@ int stc__flow_owned_call(flow_runtime *rt, int peer, const buf *req, void **rep,
 /* Brings stage o's states back from its peer into main's states (cx: a
  * context for errors); then o runs here.  0, or an error recorded in cx. */
 int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, bool report);
+/* Marks in set (pl->nslots bytes, zeroed) the frame slots stage `stage`
+ * may read: what its requests carry (both ends compute it from the plan). */
+void stc__flow_stage_reads(const flow_plan *pl, int stage, uint8_t *set);
 /* Whether stage o goes to its peer now (the cost model; decides once). */
 bool stc__flow_owned_goes(flow_job *job, flow_owned_stage *o);
 

@@ -23,6 +23,8 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
                        (uint64_t)b->n, (uint64_t)pl->nslots, (uint64_t)pl->nflags, (uint64_t)job->ncaps,
                        (uint64_t)(stc__flow_remote_thread_number(job->rt->p, job->thread) + 1)};
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++) stc__val_wire_put_uvarint(out, head[i]);
+    const uint8_t *reads = job->remote_reads ? job->remote_reads + (size_t)stage * (size_t)pl->nslots : NULL;
+    if (!reads && pl->nslots > job->ncaps) return STC_ENOMEM; /* (job_reads ran out of memory) */
     int rc = 0;
     if (o) { /* an owned stage: its threads' states go with its first batch */
         int k = o->moved ? 0 : o->nthreads;
@@ -38,24 +40,30 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
     }
     for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
     for (int i = 0; rc == 0 && i < b->n; i++) {
-        stc__buf_putc(out, (char)b->dead[i]);
+        buf_putc(out, (char)b->dead[i]);
         if (b->dead[i]) continue;
         stc__buf_put(out, (const char *)b->flags + (size_t)i * (size_t)pl->nflags, (size_t)pl->nflags);
         const stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
-        const uint8_t *reads = job->remote_reads ? job->remote_reads + (size_t)stage * (size_t)pl->nslots : NULL;
         for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++)
-            if (reads && !reads[j]) stc__buf_putc(out, SLOT_ABSENT);
-            else rc = stc__val_wire_encode(out, slots[j], &nm->wf);
+            if (reads[j]) rc = stc__val_wire_encode(out, slots[j], &nm->wf);
     }
     return rc ? rc : buf_ok(out) ? 0 : STC_ENOMEM;
 }
 
-/* The reply, decoded whole before anything changes: per item its new
- * slots (ncaps..nslots-1) and flags, and the failing item's error. */
+/* A slot an item's stage changed: the item (among the live ones
+ * answered), the slot (from ncaps) and its new value. */
+typedef struct reply_slot {
+    int item, slot;
+    stc_value v;
+} reply_slot;
+
+/* The reply, decoded whole before anything changes: per item its flags
+ * and the slots it changed, and the failing item's error. */
 typedef struct reply {
     int nran;
     int nok;            /* live items answered */
-    stc_value *slots;   /* nok x (nslots - ncaps) */
+    reply_slot *slots;  /* nslots of them, in item and slot order */
+    size_t nslots;
     uint8_t *flags;     /* nok x nflags */
     bool failed;
     eval_err err;
@@ -73,7 +81,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     uint64_t nran = rd_uv(&r);
     int live = 0;
     for (int i = 0; i < b->n; i++) live += !b->dead[i];
-    out->slots = calloc((size_t)live * w + 1, sizeof *out->slots);
+    out->slots = malloc(((size_t)live * w + 1) * sizeof *out->slots); /* at most every slot of every item */
     out->flags = malloc((size_t)live * (size_t)pl->nflags + 1);
     if (!out->slots || !out->flags) r.rc = STC_ENOMEM;
     if (nran > (uint64_t)live) r.rc = STC_EINVAL;
@@ -85,14 +93,15 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
         if (*tag == 0) {
             const uint8_t *fl = rd_bytes(&r, (size_t)pl->nflags);
             if (fl) memcpy(out->flags + (size_t)out->nok * (size_t)pl->nflags, fl, (size_t)pl->nflags);
-            for (size_t j = 0; j < w && !r.rc; j++) {
-                stc_value *v = &out->slots[(size_t)out->nok * w + j];
-                if (r.at < r.n && r.p[r.at] == REPLY_SAME) {
-                    r.at++;
-                    *v = (stc_value){.tag = STC_T_INVALID}; /* keep the batch's own */
-                } else {
-                    *v = rd_val(&r, &nm->wf);
+            /* The slots it changed, in increasing order (the others keep
+             * the batch's own), then 0. */
+            for (uint64_t j, prev = 0; !r.rc && (j = rd_uv(&r)) != 0; prev = j) {
+                if (j <= prev || j > w) {
+                    r.rc = r.rc ? r.rc : STC_EINVAL;
+                    break;
                 }
+                stc_value v = rd_val(&r, &nm->wf);
+                if (!r.rc) out->slots[out->nslots++] = (reply_slot){out->nok, (int)(j - 1), v};
             }
             out->nok++;
         } else if (*tag == 1) {
@@ -120,7 +129,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     }
     if (!r.rc && (r.at != n || (!out->failed && out->nok != live))) r.rc = STC_EINVAL;
     if (r.rc) {
-        release_n(out->slots, (size_t)live * w);
+        for (size_t k = 0; out->slots && k < out->nslots; k++) val_release(out->slots[k].v);
         free(out->slots);
         free(out->flags);
         free(out->err.message);
@@ -173,7 +182,7 @@ static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void
     atomic_fetch_add(&rt->remote_received, (long long)replen);
     /* Adopt: the answered items' frames and flags, then the error. */
     sched_status st = SCHED_CONTINUE;
-    size_t w = (size_t)(pl->nslots - job->ncaps);
+    size_t e = 0; /* r.slots adopted */
     int k = 0;
     for (int i = 0; i < b->n; i++) {
         if (b->dead[i]) continue;
@@ -188,12 +197,10 @@ static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void
             break;
         }
         stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots + job->ncaps;
-        const stc_value *got = r.slots + (size_t)k * w;
-        for (size_t j = 0; j < w; j++)
-            if (got[j].tag != STC_T_INVALID) { /* else REPLY_SAME: as it was */
-                val_release(slots[j]);
-                slots[j] = got[j];
-            }
+        for (; e < r.nslots && r.slots[e].item == k; e++) {
+            val_release(slots[r.slots[e].slot]);
+            slots[r.slots[e].slot] = r.slots[e].v;
+        }
         memcpy(b->flags + (size_t)i * (size_t)pl->nflags, r.flags + (size_t)k * (size_t)pl->nflags,
                (size_t)pl->nflags);
         k++;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "flow/job.h"
+#include "flow/owned.h"
 #include "flow/remote_wire.h"
 
 /* ---- The answering side ---------------------------------------------------------- */
@@ -17,6 +18,7 @@ struct flow_remote_server {
     flow_remote_names *names;
     flow_plan **plans; /* by smap x function, made at first use */
     int *plan_shards;  /* the fi->nshards each was made with */
+    uint8_t **reads;   /* each plan's stages' read slots (stc__flow_stage_reads), nstages x nslots */
     int nfuns;
     bool cx_ready;
     eval_ctx cx;
@@ -35,11 +37,12 @@ flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
         s->nfuns = (int)s->names->ft.n;
         s->plans = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->plans);
         s->plan_shards = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->plan_shards);
+        s->reads = calloc((size_t)s->names->nsmaps * (size_t)s->nfuns + 1, sizeof *s->reads);
     }
     s->states = calloc((size_t)p->nthreads + 1, sizeof *s->states);
     for (int t = 0; s->states && t < p->nthreads; t++)
         s->states[t] = (eval_tstate){.value = stc_value_unit(), .init = stc_value_unit()};
-    if (!s->fi || !s->names || !s->plans || !s->plan_shards || !s->states) {
+    if (!s->fi || !s->names || !s->plans || !s->plan_shards || !s->reads || !s->states) {
         stc__flow_remote_server_free(s);
         return NULL;
     }
@@ -54,6 +57,8 @@ void stc__flow_remote_server_free(flow_remote_server *s)
     if (s->cx_ready) stc__eval_ctx_fini(&s->cx);
     free(s->plans); /* the plans are in fi->mem */
     free(s->plan_shards);
+    for (int i = 0; s->reads && s->names && i < s->names->nsmaps * s->nfuns; i++) free(s->reads[i]);
+    free(s->reads);
     for (int t = 0; s->states && t < s->p->nthreads; t++) val_release(s->states[t].value);
     free(s->states);
     stc__flow_remote_names_free(s->names);
@@ -150,6 +155,7 @@ static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply
 typedef struct serve_req {
     uint64_t stage, depth, first, n, nslots, nflags, ncaps, th;
     const flow_plan *pl;
+    const uint8_t *reads; /* the slots the stage reads (nslots) */
 } serve_req;
 
 /* The rest of a request after its states: the captures and the items,
@@ -163,7 +169,11 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
     stc_value *frame = calloc((size_t)nslots + 1, sizeof *frame), *came = calloc((size_t)nslots + 1, sizeof *came);
     uint8_t *flags = malloc((size_t)nflags + 1);
     int rc = frame && came && flags ? 0 : STC_ENOMEM;
-    for (size_t j = 0; j < nslots && frame && came; j++) frame[j] = came[j] = stc_value_unit();
+    /* A slot the stage does not read is not sent: it stays STC_T_INVALID
+     * (a placeholder a step may replace) between items. */
+    const stc_value absent = {.tag = STC_T_INVALID};
+    for (size_t j = 0; j < nslots && frame && came; j++) frame[j] = came[j] = j < ncaps ? stc_value_unit() : absent;
+    const uint8_t *reads = q->reads;
     for (size_t j = 0; !rc && j < ncaps; j++) {
         frame[j] = rd_val(&r, wf);
         rc = r.rc;
@@ -180,15 +190,8 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
         }
         if (*dead) continue;
         memcpy(flags, fl, (size_t)nflags);
-        /* A slot the stage does not read comes as SLOT_ABSENT and stays
-         * STC_T_INVALID unless a step writes it: then REPLY_SAME. */
-        for (size_t j = ncaps; j < nslots; j++)
-            if (r.at < r.n && r.p[r.at] == SLOT_ABSENT) {
-                r.at++;
-                frame[j] = came[j] = (stc_value){.tag = STC_T_INVALID};
-            } else {
-                came[j] = val_retain(frame[j] = rd_val(&r, wf));
-            }
+        for (size_t j = ncaps; j < nslots && !r.rc; j++)
+            if (reads[j]) came[j] = val_retain(frame[j] = rd_val(&r, wf));
         if ((rc = r.rc)) break;
         s->cx.item = (long long)(first + i);
         s->cx.thread = job.thread;
@@ -200,16 +203,20 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
             stc__eval_oom(&s->cx, pl->smap->u.call.callee_loc); /* records nothing when the step did */
             serve_error(s, &items, (long long)(first + i));
             failed = true;
-        } else {
-            stc__buf_putc(&items, 0);
+        } else { /* 0, the flags, then each slot the stage changed (its index + 1, its value), then 0 */
+            buf_putc(&items, 0);
             stc__buf_put(&items, (const char *)flags, (size_t)nflags);
-            for (size_t j = ncaps; !rc && j < nslots; j++)
-                if (same_value(frame[j], came[j])) stc__buf_putc(&items, REPLY_SAME);
-                else rc = stc__val_wire_encode(&items, frame[j], wf);
         }
-        release_n(frame + ncaps, (size_t)(nslots - ncaps));
-        release_n(came + ncaps, (size_t)(nslots - ncaps));
-        for (size_t j = ncaps; j < nslots; j++) frame[j] = came[j] = stc_value_unit();
+        for (size_t j = ncaps; j < nslots; j++) { /* one pass: the reply, and the slots cleared */
+            if (!failed && !rc && !same_value(frame[j], came[j])) {
+                stc__val_wire_put_uvarint(&items, j - ncaps + 1);
+                rc = stc__val_wire_encode(&items, frame[j], wf);
+            }
+            val_release(frame[j]);
+            val_release(came[j]);
+            frame[j] = came[j] = absent;
+        }
+        if (!failed) buf_putc(&items, 0);
     }
     if (frame) release_n(frame, (size_t)nslots);
     if (came) release_n(came + (ncaps < nslots ? ncaps : 0), (size_t)(ncaps < nslots ? nslots - ncaps : 0));
@@ -300,8 +307,17 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
     if (!*slot || s->plan_shards[at] != (int)nshards) { /* (a new plan per worker count: one per run) */
         const ir_fun *f = s->names->ft.funs[fn];
         s->fi->nshards = (int)nshards;
+        free(s->reads[at]);
+        s->reads[at] = NULL;
         if (!(*slot = stc__flow_plan_build(s->fi, s->names->smaps[smap], f, -1))) return STC_ENOMEM;
         s->plan_shards[at] = (int)nshards;
+        const flow_plan *pl = *slot;
+        int ns = pl->nstages < 64 ? pl->nstages : 64;
+        if (!(s->reads[at] = calloc((size_t)ns * (size_t)pl->nslots + 1, 1))) {
+            *slot = NULL; /* (made again next time: the plans are in fi->mem) */
+            return STC_ENOMEM;
+        }
+        for (int t = 0; t < ns; t++) stc__flow_stage_reads(pl, t, s->reads[at] + (size_t)t * (size_t)pl->nslots);
     }
     const flow_plan *pl = *slot;
     if (stage >= (uint64_t)pl->nstages || stage >= 64 || !((owned ? pl->remote_owned : pl->remote_ok) >> stage & 1) ||
@@ -323,7 +339,7 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
             s->states[t].ready = true;
         }
     }
-    serve_req q = {stage, depth, first, n, nslots, nflags, ncaps, th, pl};
+    serve_req q = {stage, depth, first, n, nslots, nflags, ncaps, th, pl, s->reads[at] + (size_t)stage * (size_t)nslots};
     if (owned || !k) return serve_items(s, &r, &q, reply, reply_len);
     lent ln = {0, NULL}; /* read-only threads' states, for this batch only */
     int rc = lend_states(s, &r, k, &ln);

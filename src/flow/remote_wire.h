@@ -7,13 +7,17 @@
  *           value (the read-only threads the stage reaches: every batch
  *           carries them, the peer keeps them for that batch only), the
  *           captures, then per item: dead byte, and for a live item its
- *           flags and slots ncaps..nslots-1.
- * Reply:    "STCa" nran, then per live item of the request: 0, its flags
- *           and slots; or 1 and the item's error (code, message, line,
- *           col, thread+1, item), which ends the reply.  A slot the stage
- *           left as it came is the byte 0 (REPLY_SAME, a kind no value
- *           starts with): the sender keeps its own (the input line, on
- *           logstats, need not come back).
+ *           flags and the slots (from ncaps on) the stage reads
+ *           (stc__flow_stage_reads, owned.c: both ends compute them from
+ *           the plan), in slot order; the peer holds the others as
+ *           STC_T_INVALID placeholders, which a step writing them replaces.
+ * Reply:    "STCa" nran, then per live item of the request: 0, its flags,
+ *           then each slot the stage changed as its index - ncaps + 1 and
+ *           its value, in increasing order, then 0; or 1 and the item's
+ *           error (code, message, line, col, thread+1, item), which ends
+ *           the reply.  The slots left as they came are not sent (the
+ *           sender keeps its own: the input line, on logstats, need not
+ *           come back).
  * Owned:    "STCo", a serial stage's batch for the peer that owns it
  *           (owned.c): the STCq header, then nstates and per state its
  *           thread number and value (the stage's first batch carries its
@@ -24,9 +28,9 @@
  * nshards is the runtime's fi->nshards (keyed threads' shard stages
  * depend on the worker count): the server builds its plan with the same,
  * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.
- * A request carries the slots the stage reads (job->remote_reads, owned.c;
- * the others are the byte SLOT_ABSENT, a placeholder on the peer) and the
- * captures once per batch; a reply every slot the stage changed. */
+ * A request carries the slots the stage reads and the captures once per
+ * batch; a reply only the slots the stage changed (a byte per slot of the
+ * frame, each way, cost more than the values on logstats: DESIGN.md 7c). */
 #ifndef STC_FLOW_REMOTE_WIRE_H
 #define STC_FLOW_REMOTE_WIRE_H
 
@@ -38,11 +42,9 @@
 #include "value/value.h"
 #include "value/wire.h"
 
-#define REPLY_SAME 0 /* in a reply: this slot is as the request sent it */
 /* A replicated stage whose read-only threads' states take more bytes than
  * this runs here: they go with every batch (owned.c job_states). */
 #define FLOW_REMOTE_STATES_MAX 4096
-#define SLOT_ABSENT 0 /* in a request: the stage does not read this slot (not sent) */
 
 typedef struct flow_remote_names {
     ir_fun_table ft;
@@ -70,6 +72,7 @@ static inline uint64_t rd_uv(rd *r)
     uint64_t x = 0;
     size_t used;
     if (r->rc) return 0;
+    if (r->at < r->n && r->p[r->at] < 0x80) return r->p[r->at++]; /* one byte: most numbers */
     if ((r->rc = stc__val_wire_get_uvarint(r->p + r->at, r->n - r->at, &used, &x))) return 0;
     r->at += used;
     return x;

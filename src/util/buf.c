@@ -23,7 +23,7 @@ static bool buf_reserve(buf *b, size_t extra)
 
 void stc__buf_put(buf *b, const char *s, size_t n)
 {
-    if (!buf_reserve(b, n)) return;
+    if ((b->failed || b->len + n + 1 > b->cap) && !buf_reserve(b, n)) return;
     if (n) memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';

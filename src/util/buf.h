@@ -24,6 +24,18 @@ void stc__buf_printf(buf *b, const char *fmt, ...)
     ;
 void stc__buf_vprintf(buf *b, const char *fmt, va_list ap);
 static inline bool buf_ok(const buf *b) { return !b->failed; }
+/* stc__buf_putc without a call while there is room (the wire encoding
+ * writes a kind byte per value and a byte per slot not sent: a call each
+ * was a quarter of a remote batch's cost, docs/DESIGN.md 7c). */
+static inline void buf_putc(buf *b, char c)
+{
+    if (b->len + 2 <= b->cap && !b->failed) {
+        b->data[b->len++] = c;
+        b->data[b->len] = '\0';
+    } else {
+        stc__buf_putc(b, c);
+    }
+}
 /* Returns the malloc'd string (an empty one if nothing was written) and
  * resets b; NULL if an allocation failed. */
 char *stc__buf_take(buf *b);

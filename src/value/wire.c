@@ -9,6 +9,10 @@
 
 void stc__val_wire_put_uvarint(buf *b, uint64_t x)
 {
+    if (x < 0x80) { /* most lengths and numbers */
+        buf_putc(b, (char)x);
+        return;
+    }
     char t[10];
     size_t n = 0;
     do {
@@ -68,7 +72,7 @@ static void wenc_keep(wenc *e, const stc_obj *o)
     e->nkept++;
 }
 
-static void put_kind(wenc *e, int kind) { stc__buf_putc(e->b, (char)kind); }
+static void put_kind(wenc *e, int kind) { buf_putc(e->b, (char)kind); }
 
 static int enc(wenc *e, stc_value v, int depth)
 {
@@ -157,7 +161,7 @@ static int enc(wenc *e, stc_value v, int depth)
 int stc__val_wire_encode(buf *b, stc_value v, const wire_funcs *f)
 {
     if (v.tag == STC_T_UNIT) { /* most of a frame's slots, before a stage fills them */
-        stc__buf_putc(b, WIRE_UNIT);
+        buf_putc(b, WIRE_UNIT);
         return buf_ok(b) ? 0 : STC_ENOMEM;
     }
     wenc e; /* few[] is read only below nkept: no need to clear it (a frame
@@ -181,6 +185,15 @@ typedef struct wdec {
 
 static int get_num(wdec *d, uint64_t *x)
 {
+    if (d->at < d->n && d->p[d->at] < 0x80) { /* one byte: most lengths and numbers */
+        *x = d->p[d->at++];
+        return 0;
+    }
+    if (d->n - d->at >= 2 && d->p[d->at + 1] < 0x80) { /* two: numbers below 16,384 */
+        *x = (uint64_t)(d->p[d->at] & 0x7f) | (uint64_t)d->p[d->at + 1] << 7;
+        d->at += 2;
+        return 0;
+    }
     size_t used;
     if (stc__val_wire_get_uvarint(d->p + d->at, d->n - d->at, &used, x)) return STC_EINVAL;
     d->at += used;
@@ -358,8 +371,10 @@ int stc__val_wire_decode(const void *p, size_t n, size_t *used, stc_value *out, 
 {
     wdec d = {p, n, 0, f, NULL, 0, 0};
     int rc = dec(&d, out, 0);
-    for (size_t i = 0; i < d.nkept; i++) val_release(d.kept[i]);
-    free(d.kept);
+    if (d.kept) { /* (objects held twice: rare in a frame) */
+        for (size_t i = 0; i < d.nkept; i++) val_release(d.kept[i]);
+        free(d.kept);
+    }
     if (rc) *out = (stc_value){.tag = STC_T_INVALID};
     else if (used) *used = d.at;
     return rc;

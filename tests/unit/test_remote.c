@@ -4,6 +4,7 @@
  * (stc_remote_server), as another rank would.  The outcome must be the
  * reference's, errors included; bad transports and bad bytes must change
  * nothing but where the work ran. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "run_check.h"
 #include "stc.h"
 #include "test.h"
+#include "value/wire.h"
 
 static const char remote_src[] =
     "fun poly(x, k) = x * x + k\n"
@@ -134,6 +136,123 @@ TEST(remote_truncated_replies_run_here)
     CHECK_INT(st.remote_batches, 0);
     CHECK(st.remote_declined > 0);
     CHECK_INT(st.remote_declined, served);
+}
+
+/* A transport answering with a server, then rewriting each reply whose
+ * first item ran and changed a slot: that slot's entry written `reps`
+ * times (indices must increase), or with the index `past` (beyond the
+ * frame) when it is not 0.  Such replies must be refused, so the batch
+ * runs here: a reply that could name a slot twice or past the frame
+ * would write out of bounds (the decoder's buffer holds every slot of
+ * every item once). */
+typedef struct bad_reply {
+    pthread_mutex_t lock; /* workers call at once; the server answers one at a time */
+    stc_remote_server *server;
+    int reps;
+    uint64_t past;
+    long long calls, rewritten;
+} bad_reply;
+
+/* The varint at p[at, n): its length (0: none) and value in *x. */
+static size_t uv_at(const unsigned char *p, size_t n, size_t at, uint64_t *x)
+{
+    size_t used = 0;
+    return at < n && stc__val_wire_get_uvarint(p + at, n - at, &used, x) == 0 ? used : 0;
+}
+
+static int bad_reply_answer(bad_reply *b, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    b->calls++;
+    int rc = stc_remote_server_handle(b->server, req, len, reply, reply_len);
+    if (rc) return rc;
+    const unsigned char *q = req, *p = *reply;
+    size_t n = *reply_len, at = 4, k = 0, used;
+    uint64_t x = 0, nslots = 0, nflags = 0, idx = 0;
+    for (int i = 0; i < 9; i++, at += k) { /* "STCq" smap fn nshards stage depth first n nslots nflags */
+        if (!(k = uv_at(q, len, at, &x))) return 0;
+        if (i == 7) nslots = x;
+        if (i == 8) nflags = x;
+    }
+    if (!(k = uv_at(p, n, 4, &x)) || 4 + k >= n || p[4 + k] != 0) return 0; /* nran, an item that ran */
+    size_t entry = 4 + k + 1 + (size_t)nflags, vat;
+    if (!(k = uv_at(p, n, entry, &idx)) || idx == 0) return 0; /* it changed no slot */
+    vat = entry + k;
+    stc_value v;
+    if (stc__val_wire_decode(p + vat, n - vat, &used, &v, NULL) != 0) return 0;
+    stc_value_release(v);
+    size_t one = vat + used - entry, rest = n - (vat + used);
+    unsigned char *out = malloc(entry + (size_t)b->reps * (one + 10) + rest + 1);
+    if (!out) return 0;
+    size_t m = entry;
+    memcpy(out, p, entry);
+    for (int r = 0; r < b->reps; r++) {
+        if (b->past) { /* the index past the frame, as a varint */
+            uint64_t j = nslots + b->past;
+            do {
+                out[m++] = (unsigned char)((j & 0x7f) | (j > 0x7f ? 0x80 : 0));
+                j >>= 7;
+            } while (j);
+            memcpy(out + m, p + vat, used);
+            m += used;
+        } else {
+            memcpy(out + m, p + entry, one);
+            m += one;
+        }
+    }
+    memcpy(out + m, p + vat + used, rest);
+    free(*reply);
+    *reply = out;
+    *reply_len = m + rest;
+    b->rewritten++;
+    return 0;
+}
+
+static int bad_reply_call(void *ud, const void *req, size_t len, void **reply, size_t *reply_len)
+{
+    bad_reply *b = ud;
+    pthread_mutex_lock(&b->lock);
+    int rc = bad_reply_answer(b, req, len, reply, reply_len);
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
+static void bad_reply_check(int reps, uint64_t past)
+{
+    static const char src[] = "fun poly(x, k) = x * x + k\n"
+                              "main = smap(fn x => let a = poly(x, 3) in (a, a + 1), range(0, 3000))\n";
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "bad.stc"), *twin = UNIT_COMPILE(env, src, "bad.stc");
+    bad_reply b = {.lock = PTHREAD_MUTEX_INITIALIZER, .server = twin ? stc_remote_server_new(twin) : NULL,
+                   .reps = reps, .past = past};
+    CHECK(prog && b.server);
+    if (prog && b.server) {
+        stc_remote remote = {.call = bad_reply_call, .ud = &b};
+        stc_run_stats st = {0};
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        char *got = unit_outcome(prog, (stc_run_opts){.workers = 2, .remote = &remote}, &st);
+        CHECK_STR(got, ref);
+        CHECK(b.rewritten > 0);
+        CHECK_INT(st.remote_declined, b.rewritten);
+        CHECK_INT(st.remote_batches, b.calls - b.rewritten);
+        free(ref);
+        free(got);
+    }
+    stc_remote_server_free(b.server);
+    stc_program_free(prog);
+    stc_program_free(twin);
+    stc_env_free(env);
+}
+
+TEST(remote_replies_naming_a_slot_twice_run_here)
+{
+    bad_reply_check(2, 0);
+    bad_reply_check(40, 0); /* more entries than the frame has slots */
+}
+
+TEST(remote_replies_naming_a_slot_past_the_frame_run_here)
+{
+    bad_reply_check(1, 1);
+    bad_reply_check(1, 1000);
 }
 
 /* Asynchronous transports (stc_remote.start): a batch away holds no
