@@ -169,13 +169,22 @@ TEST(strings_split_after_partial_matches)
     free(src);
 }
 
+/* words against a naive scan.  The second half: long words of letters
+ * and the bytes around the SWAR scan's threshold (0x20 blank, 0x21 not,
+ * control bytes below it that are no blanks, bytes above 0x7f), so that
+ * words cross the 8-byte steps of str_word_end and hold such bytes
+ * anywhere in a step. */
 TEST(strings_words_matches_naive)
 {
     static const char alpha[] = {'a', 'x', ' ', '\t', '\n', '\v', '\f', '\r', '\0', '\x85'};
-    for (int c = 0; c < 400; c++) {
-        char s[40];
-        size_t n = ts_rand(40);
-        ts_random_bytes(s, n, alpha, sizeof alpha);
+    static const char wide[] = {'a',    'b',    'c',    'd',    '!',    '\x1f', '\x0e', '\x08', '\x01', '\0',
+                                '\x7f', '\x80', '\xa0', '\xff', '\xe1', 'e',    'f',    ' ',    '\t',   '\r'};
+    for (int c = 0; c < 1200; c++) {
+        char s[64];
+        bool w = c >= 400;
+        size_t n = ts_rand(w ? 64 : 40);
+        if (w) ts_random_bytes(s, n, wide, c % 2 ? sizeof wide : sizeof wide - 3); /* blanks rare, or none */
+        else ts_random_bytes(s, n, alpha, sizeof alpha);
         const char *from[64];
         size_t len[64], k = 0;
         for (size_t i = 0; i < n;) {
