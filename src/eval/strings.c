@@ -49,6 +49,13 @@ static inline bool str_piece(stc_value r, size_t k, stc_value s, size_t from, si
     return true;
 }
 
+/* Releases the list r of which only the first k items are set (words). */
+static void str_release_part(stc_value r, size_t k)
+{
+    ((val_seq *)r.as.obj)->n = k;
+    val_release(r);
+}
+
 /* ---- words ----------------------------------------------------------------- */
 
 /* The end of the word at d[j]: the first blank at or after j, or len.
@@ -107,14 +114,14 @@ static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
         }
         n++;
     }
-    stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
+    stc_value r = val_seq_new_unset(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     i = rest;
     for (size_t k = 0; k < n; k++) {
         if (k < STR_WORDS_INLINE) from = bounds[2 * k], to = bounds[2 * k + 1];
         else str_next_word(vs->data, vs->len, &i, &from, &to);
         if (!str_piece(r, k, s, from, to)) {
-            val_release(r);
+            str_release_part(r, k);
             return stc__eval_oom(cx, loc);
         }
     }

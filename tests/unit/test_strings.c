@@ -201,6 +201,41 @@ TEST(strings_words_matches_naive)
     }
 }
 
+/* Every slice of a 40-byte string, and every word of every length up to
+ * 40 within a line: the copies of short pieces (val_str_new's moves for 1
+ * to 3, 4 to 7 and 8 to 16 bytes, memcpy above) against the C bytes. */
+TEST(strings_pieces_of_every_length)
+{
+    char s[40];
+    for (size_t i = 0; i < sizeof s; i++) s[i] = (char)(i == 20 ? 0 : 'A' + (int)i * 7 % 60 + (i % 5 == 0 ? 120 : 0));
+    char *src = malloc(4096), *p;
+    p = src + sprintf(src, "main = let s = ");
+    p = ts_lit(p, s, sizeof s);
+    sprintf(p, " in smap(fn i => smap(fn j => slice(s, i, j), range(i, 41)), range(0, 41))\n");
+    stc_value rows[41];
+    for (size_t i = 0; i <= sizeof s; i++) {
+        stc_value items[41];
+        for (size_t j = i; j <= sizeof s; j++) items[j - i] = stc_value_new_str(s + i, j - i);
+        rows[i] = stc_value_new_list(sizeof s + 1 - i, items);
+    }
+    stc_value want = stc_value_new_list(41, rows);
+    char *wtext = stc_value_to_text(want);
+    ts_expect(src, wtext, __LINE__);
+    free(wtext), stc_value_release(want);
+    for (size_t n = 1; n <= sizeof s; n++) { /* words(" x WORD y"): the word cut from a line */
+        char line[64] = " x ";
+        memcpy(line + 3, s, n);
+        memcpy(line + 3 + n, " y", 2);
+        char *call = ts_call("words", line, n + 5, NULL, 0);
+        stc_value w[3] = {stc_value_new_str("x", 1), stc_value_new_str(s, n), stc_value_new_str("y", 1)};
+        stc_value wl = stc_value_new_list(3, w);
+        wtext = stc_value_to_text(wl);
+        ts_expect(call, wtext, __LINE__);
+        free(call), free(wtext), stc_value_release(wl);
+    }
+    free(src);
+}
+
 /* ---- parse_int and parse_float against strtoll and strtod ---------------------------- */
 
 static void ts_quoted_error(char *out, size_t cap, const char *fn, const char *s, size_t n, const char *what)
