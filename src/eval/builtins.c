@@ -211,11 +211,21 @@ EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_v
         return 0;
     }
     case BI_WORDS:
+        if (a[0].tag == STC_T_STR) return stc__eval_words(cx, loc, a[0], out);
+        return stc__eval_string_builtin(cx, bi, loc, a, out);
+    case BI_PARSE_INT:
+        if (a[0].tag == STC_T_STR) return stc__eval_parse_int(cx, loc, a[0], out);
+        return stc__eval_string_builtin(cx, bi, loc, a, out);
+    case BI_PARSE_FLOAT:
+        if (a[0].tag == STC_T_STR) return stc__eval_parse_float(cx, loc, a[0], out);
+        return stc__eval_string_builtin(cx, bi, loc, a, out);
+    case BI_SLICE:
+        if (a[0].tag == STC_T_STR && a[1].tag == STC_T_INT && a[2].tag == STC_T_INT)
+            return stc__eval_slice(cx, loc, a[0], a[1].as.i, a[2].as.i, out);
+        return stc__eval_text_builtin(cx, bi, loc, a, out);
     case BI_SPLIT:
     case BI_STR:
     case BI_CONCAT:
-    case BI_PARSE_INT:
-    case BI_PARSE_FLOAT:
     case BI_TRY_INT:
     case BI_TRY_FLOAT: return stc__eval_string_builtin(cx, bi, loc, a, out);
     case BI_FOLD:
@@ -226,7 +236,6 @@ EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_v
     case BI_ZIP:
     case BI_TAKE:
     case BI_DROP: return stc__eval_list_builtin(cx, bi, loc, a, out);
-    case BI_SLICE:
     case BI_FIND:
     case BI_STARTS_WITH:
     case BI_ENDS_WITH:

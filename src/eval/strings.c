@@ -101,7 +101,7 @@ static inline bool str_next_word(const char *d, size_t len, size_t *i, size_t *f
  * scanned again from there for the rest. */
 #define STR_WORDS_INLINE 32
 
-static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+int stc__eval_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
     size_t bounds[2 * STR_WORDS_INLINE];
@@ -268,7 +268,7 @@ static int str_int_value(const val_str *vs, int64_t *out)
     return STR_INT_OK;
 }
 
-static int str_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+int stc__eval_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
     int64_t v = 0;
@@ -367,11 +367,42 @@ static bool str_float_fast(const char *d, size_t len, double *out)
 #endif
 }
 
+/* The common case in one pass: [+-]? D* [. D*] with 1 to 15 digits in
+ * all (leading zeros too, so m < 10^15 is exact) and no exponent, read as
+ * str_float_fast reads it (m / 10^frac, correctly rounded).  False for
+ * everything else, which the checks below read ("57.6": ~190
+ * instructions through them). */
+static bool str_float_plain(const char *d, size_t len, double *out)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    size_t i = len > 0 && (d[0] == '+' || d[0] == '-'), start = i, frac = 0;
+    uint64_t m = 0; /* wraps on a long text, which is refused below */
+    unsigned c;
+    bool dot = false;
+    for (; i < len && (c = (unsigned char)d[i] - '0') <= 9; i++) m = m * 10 + c;
+    if (i < len && d[i] == '.') {
+        size_t f = ++i;
+        dot = true;
+        for (; i < len && (c = (unsigned char)d[i] - '0') <= 9; i++) m = m * 10 + c;
+        frac = i - f;
+    }
+    size_t nd = i - start - dot; /* digits */
+    if (i != len || nd == 0 || nd > 15) return false;
+    double v = (double)m / str_pow10[frac];
+    *out = start && d[0] == '-' ? -v : v;
+    return true;
+#else
+    (void)d, (void)len, (void)out;
+    return false;
+#endif
+}
+
 /* Overflow gives +-inf and underflow the nearest double (0 or subnormal),
  * as strtod rounds them: parse_float("1e400") is inf.  False when vs is
  * not a number. */
 static bool str_float_value(const val_str *vs, double *out)
 {
+    if (str_float_plain(vs->data, vs->len, out)) return true;
     if (!str_float_syntax(vs->data, vs->len)) return false;
     if (str_float_fast(vs->data, vs->len, out)) return true;
     char *end = NULL;
@@ -381,7 +412,7 @@ static bool str_float_value(const val_str *vs, double *out)
     return true;
 }
 
-static int str_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+int stc__eval_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
     double x = 0;
@@ -417,11 +448,11 @@ int stc__eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_
         if (a[i].tag != STC_T_STR)
             return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", stc__ir_builtins[bi].name);
     switch (bi) {
-    case BI_WORDS: return str_words(cx, loc, a[0], out);
+    case BI_WORDS: return stc__eval_words(cx, loc, a[0], out);
     case BI_SPLIT: return str_split(cx, loc, a[0], a[1], out);
     case BI_CONCAT: return str_concat(cx, loc, a[0], a[1], out);
-    case BI_PARSE_INT: return str_parse_int(cx, loc, a[0], out);
-    case BI_PARSE_FLOAT: return str_parse_float(cx, loc, a[0], out);
+    case BI_PARSE_INT: return stc__eval_parse_int(cx, loc, a[0], out);
+    case BI_PARSE_FLOAT: return stc__eval_parse_float(cx, loc, a[0], out);
     case BI_TRY_INT:
     case BI_TRY_FLOAT: return str_try_number(cx, loc, bi == BI_TRY_INT, a[0], out);
     default: return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: not a string builtin");

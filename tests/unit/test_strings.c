@@ -301,9 +301,11 @@ TEST(strings_parse_float_matches_strtod)
 }
 
 /* The fast path (no strtod for at most 15 digits and exponents within
- * +-22) at and across its bounds: 14 to 17 significant digits, leading
+ * +-22) at and across its bounds: 13 to 17 significant digits, leading
  * and trailing zeros, decimal exponents -25..25 written or implied by the
- * point, every one checked against strtod. */
+ * point, every one checked against strtod.  Every third number has 1 to
+ * 17 digits and no exponent: the one-pass form (str_float_plain) and
+ * its bound of 15 digits with the leading zeros. */
 TEST(strings_parse_float_fast_path_matches_strtod)
 {
     static const char *edges[] = {"123456789012345", "1234567890123456", "999999999999999e22", "999999999999999e23",
@@ -319,12 +321,14 @@ TEST(strings_parse_float_fast_path_matches_strtod)
         if (c < 600) {
             if (ts_rand(3) == 0) s[n++] = ts_rand(2) ? '-' : '+';
             for (unsigned z = ts_rand(4); z > 0; z--) s[n++] = '0';
-            unsigned digits = 13 + ts_rand(5), point = ts_rand(digits + 2);
+            bool plain = c % 3 == 0;
+            unsigned digits = plain ? 1 + ts_rand(17) : 13 + ts_rand(5), point = ts_rand(digits + 2);
             for (unsigned k = 0; k < digits; k++) {
                 if (k == point) s[n++] = '.';
                 s[n++] = (char)('0' + (k == 0 ? 1 + ts_rand(9) : ts_rand(10)));
             }
-            if (ts_rand(2)) n += (size_t)sprintf(s + n, "e%d", (int)ts_rand(51) - 25);
+            if (plain && point == digits) s[n++] = '.'; /* "12." */
+            if (!plain && ts_rand(2)) n += (size_t)sprintf(s + n, "e%d", (int)ts_rand(51) - 25);
         } else {
             n = strlen(edges[c - 600]);
             memcpy(s, edges[c - 600], n);
