@@ -90,8 +90,12 @@ static inline size_t str_word_end(const char *d, size_t len, size_t j)
 static inline bool str_next_word(const char *d, size_t len, size_t *i, size_t *from, size_t *to)
 {
     size_t j = *i;
-    while (j < len && (unsigned char)d[j] <= ' ' && stc__str_space((unsigned char)d[j])) j++;
-    if (j == len) return false;
+    if (j + 1 < len && d[j] == ' ' && (unsigned char)d[j + 1] > ' ') { /* one space: the usual case */
+        j++;
+    } else {
+        while (j < len && (unsigned char)d[j] <= ' ' && stc__str_space((unsigned char)d[j])) j++;
+        if (j == len) return false;
+    }
     *from = j;
     *to = *i = j = str_word_end(d, len, j + 1);
     return true;
