@@ -211,11 +211,21 @@ EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_v
         return 0;
     }
     case BI_WORDS:
+        if (a[0].tag == STC_T_STR) return stc__eval_words(cx, loc, a[0], out);
+        return stc__eval_string_builtin(cx, bi, loc, a, out);
+    case BI_PARSE_INT:
+        if (a[0].tag == STC_T_STR) return stc__eval_parse_int(cx, loc, a[0], out);
+        return stc__eval_string_builtin(cx, bi, loc, a, out);
+    case BI_PARSE_FLOAT:
+        if (a[0].tag == STC_T_STR) return stc__eval_parse_float(cx, loc, a[0], out);
+        return stc__eval_string_builtin(cx, bi, loc, a, out);
+    case BI_SLICE:
+        if (a[0].tag == STC_T_STR && a[1].tag == STC_T_INT && a[2].tag == STC_T_INT)
+            return stc__eval_slice(cx, loc, a[0], a[1].as.i, a[2].as.i, out);
+        return stc__eval_text_builtin(cx, bi, loc, a, out);
     case BI_SPLIT:
     case BI_STR:
     case BI_CONCAT:
-    case BI_PARSE_INT:
-    case BI_PARSE_FLOAT:
     case BI_TRY_INT:
     case BI_TRY_FLOAT: return stc__eval_string_builtin(cx, bi, loc, a, out);
     case BI_FOLD:
@@ -226,7 +236,6 @@ EVAL_INLINE int eval_simple(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_v
     case BI_ZIP:
     case BI_TAKE:
     case BI_DROP: return stc__eval_list_builtin(cx, bi, loc, a, out);
-    case BI_SLICE:
     case BI_FIND:
     case BI_STARTS_WITH:
     case BI_ENDS_WITH:
@@ -269,14 +278,39 @@ int stc__eval_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value 
     return rc;
 }
 
+/* A variable's or a literal's value, borrowed; false for other nodes. */
+static inline bool eval_x_leaf(const ir_expr *a, const eval_frame *fr, stc_value *v)
+{
+    if (a->kind == IR_VAR) { *v = fr->slots[a->u.var->slot]; return true; }
+    if (a->kind == IR_LIT) { *v = a->u.lit; return true; }
+    return false;
+}
+
+/* nth(xs, i) with xs and i variables or literals and i in range: the item,
+ * borrowed from the list as the list is from its slot (the list is
+ * immutable and its slot outlives the call that reads the item), without
+ * the call and the retain and release of the item: parse_int(nth(w, 4)).
+ * False for anything else, which the call itself evaluates (and reports). */
+static inline bool eval_x_nth(const ir_expr *a, const eval_frame *fr, stc_value *v)
+{
+    stc_value xs, i;
+    if (a->u.call.callee.index != BI_NTH || !eval_x_leaf(a->u.call.args[0], fr, &xs) ||
+        !eval_x_leaf(a->u.call.args[1], fr, &i) || xs.tag != STC_T_LIST || i.tag != STC_T_INT ||
+        (uint64_t)i.as.i >= val_seq_len(xs))
+        return false;
+    *v = val_seq_items(xs)[i.as.i];
+    return true;
+}
+
 /* An argument of an EVAL_X_BUILTIN call: variables and literals borrowed
- * (as eval_operand), a nested call of this form evaluated here with the
- * depth unit stc__eval_expr would count, anything else by stc__eval_expr. */
+ * (as eval_operand), and items that nth reads from them (eval_x_nth), a
+ * nested call of this form evaluated here with the depth unit
+ * stc__eval_expr would count, anything else by stc__eval_expr. */
 static inline int eval_x_arg(eval_ctx *cx, const ir_expr *a, eval_frame *fr, stc_value *v, bool *owned)
 {
     *owned = false;
-    if (a->kind == IR_VAR) { *v = fr->slots[a->u.var->slot]; return 0; }
-    if (a->kind == IR_LIT) { *v = a->u.lit; return 0; }
+    if (eval_x_leaf(a, fr, v)) return 0;
+    if (a->xop == EVAL_X_BUILTIN && eval_x_nth(a, fr, v)) return 0;
     *owned = true;
     if (a->xop == EVAL_X_BUILTIN && eval_stack_room(cx, EVAL_STACK_POS())) {
         *v = eval_unit;

@@ -152,6 +152,13 @@ int stc__eval_map_builtin(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_va
  * try_int try_float) on their evaluated arguments a (borrowed), errors at
  * loc (strings.c). */
 int stc__eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_value *a, stc_value *out);
+/* words, parse_int, parse_float (strings.c) and slice (text.c) of a string
+ * s (the type checked by the caller), called by eval_simple without the
+ * dispatch above: a log line's parse calls them (docs/DESIGN.md 2). */
+int stc__eval_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out);
+int stc__eval_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out);
+int stc__eval_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out);
+int stc__eval_slice(eval_ctx *cx, ir_loc loc, stc_value s, int64_t i, int64_t j, stc_value *out);
 /* The library's other string builtins (slice find starts_with ends_with
  * contains lower upper trim join replace; text.c), its list builtins (fold
  * filter append reverse sort zip take drop; lists.c) and its math (abs min

@@ -49,18 +49,55 @@ static inline bool str_piece(stc_value r, size_t k, stc_value s, size_t from, si
     return true;
 }
 
+/* Releases the list r of which only the first k items are set (words). */
+static void str_release_part(stc_value r, size_t k)
+{
+    ((val_seq *)r.as.obj)->n = k;
+    val_release(r);
+}
+
 /* ---- words ----------------------------------------------------------------- */
 
-/* The next word of d[0..len) at or after *i: its bounds, false when none.
- * Bytes above ' ' are never blanks: one comparison for most bytes. */
+/* The end of the word at d[j]: the first blank at or after j, or len.
+ * Bytes above ' ' are never blanks.  Eight bytes at a time where the
+ * words are (SWAR, as val_str_compare): (x - 0x21..) & ~x & 0x80.. flags
+ * the bytes below 0x21, and its lowest flag is exact (a borrow only runs
+ * upward from a flagged byte); a flagged byte that is no blank (a control
+ * byte) is stepped over.  A logstats line's words took ~390 instructions
+ * bytewise, ~100 so (docs/DESIGN.md 2, "Allocation and strings"). */
+static inline size_t str_word_end(const char *d, size_t len, size_t j)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    while (len - j >= 8) {
+        uint64_t x;
+        memcpy(&x, d + j, 8);
+        uint64_t m = (x - 0x21 * ones) & ~x & highs;
+        if (m == 0) {
+            j += 8;
+            continue;
+        }
+        j += (size_t)__builtin_ctzll(m) / 8;
+        if (stc__str_space((unsigned char)d[j])) return j;
+        j++;
+    }
+#endif
+    while (j < len && ((unsigned char)d[j] > ' ' || !stc__str_space((unsigned char)d[j]))) j++;
+    return j;
+}
+
+/* The next word of d[0..len) at or after *i: its bounds, false when none. */
 static inline bool str_next_word(const char *d, size_t len, size_t *i, size_t *from, size_t *to)
 {
     size_t j = *i;
-    while (j < len && (unsigned char)d[j] <= ' ' && stc__str_space((unsigned char)d[j])) j++;
-    if (j == len) return false;
+    if (j + 1 < len && d[j] == ' ' && (unsigned char)d[j + 1] > ' ') { /* one space: the usual case */
+        j++;
+    } else {
+        while (j < len && (unsigned char)d[j] <= ' ' && stc__str_space((unsigned char)d[j])) j++;
+        if (j == len) return false;
+    }
     *from = j;
-    while (j < len && ((unsigned char)d[j] > ' ' || !stc__str_space((unsigned char)d[j]))) j++;
-    *to = *i = j;
+    *to = *i = j = str_word_end(d, len, j + 1);
     return true;
 }
 
@@ -68,7 +105,7 @@ static inline bool str_next_word(const char *d, size_t len, size_t *i, size_t *f
  * scanned again from there for the rest. */
 #define STR_WORDS_INLINE 32
 
-static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+int stc__eval_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
     size_t bounds[2 * STR_WORDS_INLINE];
@@ -81,14 +118,14 @@ static int str_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
         }
         n++;
     }
-    stc_value r = stc__val_seq_alloc(STC_T_LIST, n);
+    stc_value r = val_seq_new_unset(STC_T_LIST, n);
     if (r.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
     i = rest;
     for (size_t k = 0; k < n; k++) {
         if (k < STR_WORDS_INLINE) from = bounds[2 * k], to = bounds[2 * k + 1];
         else str_next_word(vs->data, vs->len, &i, &from, &to);
         if (!str_piece(r, k, s, from, to)) {
-            val_release(r);
+            str_release_part(r, k);
             return stc__eval_oom(cx, loc);
         }
     }
@@ -235,7 +272,7 @@ static int str_int_value(const val_str *vs, int64_t *out)
     return STR_INT_OK;
 }
 
-static int str_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+int stc__eval_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
     int64_t v = 0;
@@ -334,11 +371,42 @@ static bool str_float_fast(const char *d, size_t len, double *out)
 #endif
 }
 
+/* The common case in one pass: [+-]? D* [. D*] with 1 to 15 digits in
+ * all (leading zeros too, so m < 10^15 is exact) and no exponent, read as
+ * str_float_fast reads it (m / 10^frac, correctly rounded).  False for
+ * everything else, which the checks below read ("57.6": ~190
+ * instructions through them). */
+static bool str_float_plain(const char *d, size_t len, double *out)
+{
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    size_t i = len > 0 && (d[0] == '+' || d[0] == '-'), start = i, frac = 0;
+    uint64_t m = 0; /* wraps on a long text, which is refused below */
+    unsigned c;
+    bool dot = false;
+    for (; i < len && (c = (unsigned char)d[i] - '0') <= 9; i++) m = m * 10 + c;
+    if (i < len && d[i] == '.') {
+        size_t f = ++i;
+        dot = true;
+        for (; i < len && (c = (unsigned char)d[i] - '0') <= 9; i++) m = m * 10 + c;
+        frac = i - f;
+    }
+    size_t nd = i - start - dot; /* digits */
+    if (i != len || nd == 0 || nd > 15) return false;
+    double v = (double)m / str_pow10[frac];
+    *out = start && d[0] == '-' ? -v : v;
+    return true;
+#else
+    (void)d, (void)len, (void)out;
+    return false;
+#endif
+}
+
 /* Overflow gives +-inf and underflow the nearest double (0 or subnormal),
  * as strtod rounds them: parse_float("1e400") is inf.  False when vs is
  * not a number. */
 static bool str_float_value(const val_str *vs, double *out)
 {
+    if (str_float_plain(vs->data, vs->len, out)) return true;
     if (!str_float_syntax(vs->data, vs->len)) return false;
     if (str_float_fast(vs->data, vs->len, out)) return true;
     char *end = NULL;
@@ -348,7 +416,7 @@ static bool str_float_value(const val_str *vs, double *out)
     return true;
 }
 
-static int str_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
+int stc__eval_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
     const val_str *vs = val_as_str(s);
     double x = 0;
@@ -384,11 +452,11 @@ int stc__eval_string_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_
         if (a[i].tag != STC_T_STR)
             return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: bad arguments to '%s'", stc__ir_builtins[bi].name);
     switch (bi) {
-    case BI_WORDS: return str_words(cx, loc, a[0], out);
+    case BI_WORDS: return stc__eval_words(cx, loc, a[0], out);
     case BI_SPLIT: return str_split(cx, loc, a[0], a[1], out);
     case BI_CONCAT: return str_concat(cx, loc, a[0], a[1], out);
-    case BI_PARSE_INT: return str_parse_int(cx, loc, a[0], out);
-    case BI_PARSE_FLOAT: return str_parse_float(cx, loc, a[0], out);
+    case BI_PARSE_INT: return stc__eval_parse_int(cx, loc, a[0], out);
+    case BI_PARSE_FLOAT: return stc__eval_parse_float(cx, loc, a[0], out);
     case BI_TRY_INT:
     case BI_TRY_FLOAT: return str_try_number(cx, loc, bi == BI_TRY_INT, a[0], out);
     default: return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: not a string builtin");

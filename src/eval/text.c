@@ -32,7 +32,7 @@ static int text_part(eval_ctx *cx, ir_loc loc, stc_value s, size_t from, size_t 
     return text_new(cx, loc, vs->data + from, to - from, out);
 }
 
-static int text_slice(eval_ctx *cx, ir_loc loc, stc_value s, int64_t i, int64_t j, stc_value *out)
+int stc__eval_slice(eval_ctx *cx, ir_loc loc, stc_value s, int64_t i, int64_t j, stc_value *out)
 {
     size_t len = val_as_str(s)->len;
     if (i < 0 || j < i || (uint64_t)j > len)
@@ -188,7 +188,7 @@ int stc__eval_text_builtin(eval_ctx *cx, ir_builtin bi, ir_loc loc, const stc_va
     switch (bi) {
     case BI_SLICE:
         if (a[0].tag != STC_T_STR || a[1].tag != STC_T_INT || a[2].tag != STC_T_INT) break;
-        return text_slice(cx, loc, a[0], a[1].as.i, a[2].as.i, out);
+        return stc__eval_slice(cx, loc, a[0], a[1].as.i, a[2].as.i, out);
     case BI_FIND:
     case BI_STARTS_WITH:
     case BI_ENDS_WITH:

@@ -155,7 +155,23 @@ void stc_value_release(stc_value v)
 void stc__val_obj_free(stc_obj *o)
 {
     switch (o->tag) {
-    case STC_T_LIST:
+    case STC_T_LIST: {
+        /* The strings of a list (of words) are freed here, not by a call
+         * back into this function: they hold nothing (docs/DESIGN.md 2).
+         * Tuples, mostly of scalars, keep the plain loop. */
+        val_seq *s = (val_seq *)o;
+        for (size_t i = 0; i < s->n; i++) {
+            stc_value v = s->items[i];
+            if (!val_is_heap(v)) continue;
+            stc_obj *c = v.as.obj;
+            bool last = stc__val_counts_plain && !val_obj_is_shared(c)
+                            ? --c->refs == 0
+                            : __atomic_fetch_sub(&c->refs, 1, __ATOMIC_ACQ_REL) == 1;
+            if (last && c->tag == STC_T_STR) val_block_free(c, c->cls);
+            else if (last) stc__val_obj_free(c);
+        }
+        break;
+    }
     case STC_T_TUPLE: {
         val_seq *s = (val_seq *)o;
         for (size_t i = 0; i < s->n; i++) val_release(s->items[i]);

@@ -136,6 +136,22 @@ stc_value stc__val_seq_alloc(stc_tag tag, size_t n);
 /* The same with INVALID items, for a producer that fills every item before
  * the sequence is seen (releasing it unfilled is safe). */
 stc_value stc__val_seq_alloc_unfilled(stc_tag tag, size_t n);
+/* stc__val_seq_alloc inline and with its items not set, for words: the
+ * caller sets n of them before the sequence is released or seen, and on
+ * failure sets the count (the n field) to those set before releasing it. */
+static inline stc_value val_seq_new_unset(stc_tag tag, size_t n)
+{
+    stc_value v = {.tag = STC_T_INVALID};
+    uint8_t cls;
+    if (n > (SIZE_MAX - sizeof(val_seq)) / sizeof(stc_value)) return v;
+    val_seq *o = val_block_alloc(sizeof(val_seq) + n * sizeof(stc_value), &cls);
+    if (!o) return v;
+    o->hdr = (stc_obj){.refs = 1, .tag = tag, .cls = cls, .shared = VAL_LOCAL};
+    o->n = n;
+    v.tag = tag;
+    v.as.obj = &o->hdr;
+    return v;
+}
 static inline stc_value *val_seq_items(stc_value v) { return ((val_seq *)v.as.obj)->items; }
 static inline size_t val_seq_len(stc_value v) { return ((val_seq *)v.as.obj)->n; }
 static inline val_str *val_as_str(stc_value v) { return (val_str *)v.as.obj; }
@@ -154,7 +170,27 @@ static inline stc_value val_str_new(const char *s, size_t len)
     if (!o) return v;
     o->hdr = (stc_obj){.refs = 1, .tag = STC_T_STR, .cls = cls, .shared = VAL_LOCAL};
     o->len = len;
-    if (len) memcpy(o->data, s, len);
+    /* A word: two overlapping moves, not a call (memcpy's call and
+     * dispatch cost more than the copy of a few bytes). */
+    if (len >= 8 && len <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + len - 8, 8);
+        memcpy(o->data, &a, 8);
+        memcpy(o->data + len - 8, &b, 8);
+    } else if (len >= 4 && len < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+        memcpy(o->data, &a, 4);
+        memcpy(o->data + len - 4, &b, 4);
+    } else if (len > 0 && len < 4) { /* bytes 0, len / 2 and len - 1 cover 1 to 3 */
+        o->data[0] = s[0];
+        o->data[len / 2] = s[len / 2];
+        o->data[len - 1] = s[len - 1];
+    } else if (len > 16) {
+        memcpy(o->data, s, len);
+    }
     o->data[len] = '\0';
     v.tag = STC_T_STR;
     v.as.obj = &o->hdr;

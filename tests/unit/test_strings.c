@@ -169,13 +169,22 @@ TEST(strings_split_after_partial_matches)
     free(src);
 }
 
+/* words against a naive scan.  The second half: long words of letters
+ * and the bytes around the SWAR scan's threshold (0x20 blank, 0x21 not,
+ * control bytes below it that are no blanks, bytes above 0x7f), so that
+ * words cross the 8-byte steps of str_word_end and hold such bytes
+ * anywhere in a step. */
 TEST(strings_words_matches_naive)
 {
     static const char alpha[] = {'a', 'x', ' ', '\t', '\n', '\v', '\f', '\r', '\0', '\x85'};
-    for (int c = 0; c < 400; c++) {
-        char s[40];
-        size_t n = ts_rand(40);
-        ts_random_bytes(s, n, alpha, sizeof alpha);
+    static const char wide[] = {'a',    'b',    'c',    'd',    '!',    '\x1f', '\x0e', '\x08', '\x01', '\0',
+                                '\x7f', '\x80', '\xa0', '\xff', '\xe1', 'e',    'f',    ' ',    '\t',   '\r'};
+    for (int c = 0; c < 1200; c++) {
+        char s[64];
+        bool w = c >= 400;
+        size_t n = ts_rand(w ? 64 : 40);
+        if (w) ts_random_bytes(s, n, wide, c % 2 ? sizeof wide : sizeof wide - 3); /* blanks rare, or none */
+        else ts_random_bytes(s, n, alpha, sizeof alpha);
         const char *from[64];
         size_t len[64], k = 0;
         for (size_t i = 0; i < n;) {
@@ -190,6 +199,41 @@ TEST(strings_words_matches_naive)
         ts_expect(src, wtext, __LINE__);
         free(src), free(wtext), stc_value_release(want);
     }
+}
+
+/* Every slice of a 40-byte string, and every word of every length up to
+ * 40 within a line: the copies of short pieces (val_str_new's moves for 1
+ * to 3, 4 to 7 and 8 to 16 bytes, memcpy above) against the C bytes. */
+TEST(strings_pieces_of_every_length)
+{
+    char s[40];
+    for (size_t i = 0; i < sizeof s; i++) s[i] = (char)(i == 20 ? 0 : 'A' + (int)i * 7 % 60 + (i % 5 == 0 ? 120 : 0));
+    char *src = malloc(4096), *p;
+    p = src + sprintf(src, "main = let s = ");
+    p = ts_lit(p, s, sizeof s);
+    sprintf(p, " in smap(fn i => smap(fn j => slice(s, i, j), range(i, 41)), range(0, 41))\n");
+    stc_value rows[41];
+    for (size_t i = 0; i <= sizeof s; i++) {
+        stc_value items[41];
+        for (size_t j = i; j <= sizeof s; j++) items[j - i] = stc_value_new_str(s + i, j - i);
+        rows[i] = stc_value_new_list(sizeof s + 1 - i, items);
+    }
+    stc_value want = stc_value_new_list(41, rows);
+    char *wtext = stc_value_to_text(want);
+    ts_expect(src, wtext, __LINE__);
+    free(wtext), stc_value_release(want);
+    for (size_t n = 1; n <= sizeof s; n++) { /* words(" x WORD y"): the word cut from a line */
+        char line[64] = " x ";
+        memcpy(line + 3, s, n);
+        memcpy(line + 3 + n, " y", 2);
+        char *call = ts_call("words", line, n + 5, NULL, 0);
+        stc_value w[3] = {stc_value_new_str("x", 1), stc_value_new_str(s, n), stc_value_new_str("y", 1)};
+        stc_value wl = stc_value_new_list(3, w);
+        wtext = stc_value_to_text(wl);
+        ts_expect(call, wtext, __LINE__);
+        free(call), free(wtext), stc_value_release(wl);
+    }
+    free(src);
 }
 
 /* ---- parse_int and parse_float against strtoll and strtod ---------------------------- */
@@ -257,9 +301,11 @@ TEST(strings_parse_float_matches_strtod)
 }
 
 /* The fast path (no strtod for at most 15 digits and exponents within
- * +-22) at and across its bounds: 14 to 17 significant digits, leading
+ * +-22) at and across its bounds: 13 to 17 significant digits, leading
  * and trailing zeros, decimal exponents -25..25 written or implied by the
- * point, every one checked against strtod. */
+ * point, every one checked against strtod.  Every third number has 1 to
+ * 17 digits and no exponent: the one-pass form (str_float_plain) and
+ * its bound of 15 digits with the leading zeros. */
 TEST(strings_parse_float_fast_path_matches_strtod)
 {
     static const char *edges[] = {"123456789012345", "1234567890123456", "999999999999999e22", "999999999999999e23",
@@ -275,12 +321,14 @@ TEST(strings_parse_float_fast_path_matches_strtod)
         if (c < 600) {
             if (ts_rand(3) == 0) s[n++] = ts_rand(2) ? '-' : '+';
             for (unsigned z = ts_rand(4); z > 0; z--) s[n++] = '0';
-            unsigned digits = 13 + ts_rand(5), point = ts_rand(digits + 2);
+            bool plain = c % 3 == 0;
+            unsigned digits = plain ? 1 + ts_rand(17) : 13 + ts_rand(5), point = ts_rand(digits + 2);
             for (unsigned k = 0; k < digits; k++) {
                 if (k == point) s[n++] = '.';
                 s[n++] = (char)('0' + (k == 0 ? 1 + ts_rand(9) : ts_rand(10)));
             }
-            if (ts_rand(2)) n += (size_t)sprintf(s + n, "e%d", (int)ts_rand(51) - 25);
+            if (plain && point == digits) s[n++] = '.'; /* "12." */
+            if (!plain && ts_rand(2)) n += (size_t)sprintf(s + n, "e%d", (int)ts_rand(51) - 25);
         } else {
             n = strlen(edges[c - 600]);
             memcpy(s, edges[c - 600], n);
