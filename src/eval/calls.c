@@ -268,6 +268,36 @@ EVAL_INLINE int eval_pair_item(eval_ctx *cx, const ir_expr *e, eval_frame *fr, s
     return eval_quick(cx, e, fr, out);
 }
 
+/* A 2-tuple e's items into *o and *s, at the depth unit eval_pair's own
+ * level for e would count (its caller's level checked the stack); on an
+ * error *o is unit and *s INVALID. */
+EVAL_INLINE int eval_pair_tuple(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *o, stc_value *s)
+{
+    int rc;
+    cx->depth++;
+    if ((rc = eval_pair_item(cx, e->u.agg.items[0], fr, o)) == 0 &&
+        (rc = eval_pair_item(cx, e->u.agg.items[1], fr, s)) != 0) {
+        val_release(*o);
+        *o = eval_unit;
+        *s = (stc_value){.tag = STC_T_INVALID};
+    }
+    cx->depth--;
+    return rc;
+}
+
+/* Whether this segment of the stack is past its half: eval_pair then
+ * leaves the body to stc__eval_expr, which moves to a new segment in
+ * time. */
+static inline bool eval_pair_far(const eval_ctx *cx)
+{
+    uintptr_t pos = EVAL_STACK_POS();
+    return cx->stack_base && eval_stack_used(cx, pos) > EVAL_SEGMENT_BYTES / 2;
+}
+
+/* Whether eval_pair takes e as a 2-tuple: then its callers' levels run it
+ * by eval_pair_tuple, without a level of their own. */
+static inline bool eval_pair_is_tuple(const ir_expr *e) { return e->kind == IR_TUPLE && e->u.agg.nitems == 2; }
+
 /* The pair an STCLang thread's function returns, as its two items: *o
  * the output, *s the state, evaluated as stc__eval_expr would evaluate e
  * (the same depth units, order, binders and errors) without building the
@@ -279,10 +309,7 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
 {
     *o = eval_unit;
     *s = (stc_value){.tag = STC_T_INVALID};
-    uintptr_t pos = EVAL_STACK_POS();
-    bool far = cx->stack_base && (pos < cx->stack_base ? cx->stack_base - pos : pos - cx->stack_base) >
-                                     EVAL_SEGMENT_BYTES / 2;
-    if (far || (e->kind == IR_TUPLE ? e->u.agg.nitems != 2
+    if (eval_pair_far(cx) || (e->kind == IR_TUPLE ? e->u.agg.nitems != 2
                                     : e->kind != IR_LET && e->kind != IR_LETTUPLE && e->kind != IR_IF &&
                                           e->kind != IR_CASE))
         return stc__eval_expr(cx, e, fr, o);
@@ -301,7 +328,7 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     case IR_LET:
     case IR_LETTUPLE:
         if ((rc = eval_let_enter(cx, e, fr))) break;
-        rc = eval_pair(cx, e->b, fr, o, s);
+        rc = eval_pair_is_tuple(e->b) ? eval_pair_tuple(cx, e->b, fr, o, s) : eval_pair(cx, e->b, fr, o, s);
         eval_let_unbind(fr, e);
         break;
     case IR_IF: {
@@ -311,7 +338,8 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
             val_release(v);
             break;
         }
-        rc = eval_pair(cx, then ? e->b : e->c, fr, o, s);
+        const ir_expr *b = then ? e->b : e->c;
+        rc = eval_pair_is_tuple(b) ? eval_pair_tuple(cx, b, fr, o, s) : eval_pair(cx, b, fr, o, s);
         break;
     }
     default: { /* IR_CASE */
@@ -322,7 +350,8 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         if (owned) val_release(v);
         if (rc) break;
         const ir_alt *alt = &e->u.cas.alts[i];
-        rc = eval_pair(cx, alt->body, fr, o, s);
+        rc = eval_pair_is_tuple(alt->body) ? eval_pair_tuple(cx, alt->body, fr, o, s)
+                                            : eval_pair(cx, alt->body, fr, o, s);
         eval_unbind(fr, alt->vars, alt->nvars);
         break;
     }
@@ -359,7 +388,8 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
             slots[fn->nparams - 1] = eval_state_take(cx, t);
             eval_frame cfr = {slots, fn};
             cx->depth++;
-            rc = eval_pair(cx, fn->body, &cfr, &o, &st);
+            rc = eval_pair_is_tuple(fn->body) && !eval_pair_far(cx) ? eval_pair_tuple(cx, fn->body, &cfr, &o, &st)
+                                                                    : eval_pair(cx, fn->body, &cfr, &o, &st);
             if (rc == EVAL_TAIL) rc = stc__eval_tail_resume(cx); /* in cfr, into o */
             cx->depth--;
         }
