@@ -201,7 +201,10 @@ EVAL_NOINLINE static int eval_fast_logic(eval_ctx *cx, const ir_expr *e, eval_fr
         *out = a;
         return 0;
     }
-    if ((rc = stc__eval_expr(cx, e->b, fr, &b))) return rc;
+    /* a comparison of ints (`s < 200 || s > 599`) at once: nothing below
+     * it can call, so it needs no depth unit (eval_quick) */
+    if (!(e->b->xop == EVAL_X_BINOP && eval_leaf_int(e->b, fr, &b)) && (rc = stc__eval_expr(cx, e->b, fr, &b)))
+        return rc;
     if (b.tag != STC_T_BOOL) {
         val_release(b);
         return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",
