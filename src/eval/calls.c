@@ -375,6 +375,7 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
     if (!slots) return stc__eval_oom(cx, loc);
     int rc = 0;
     for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
+    size_t nlive = nslots; /* the slots that may hold a value at the end */
     if (rc == 0) {
         const char *saved = cx->thread;
         cx->thread = p->threads[t]->name;
@@ -390,14 +391,18 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
             cx->depth++;
             rc = eval_pair_is_tuple(fn->body) && !eval_pair_far(cx) ? eval_pair_tuple(cx, fn->body, &cfr, &o, &st)
                                                                     : eval_pair(cx, fn->body, &cfr, &o, &st);
+            /* Every let and case unbinds its binders on the way out,
+             * error or not, so only the params may hold values now;
+             * unless a tail call ran in this frame, its callee's args in
+             * any of its slots. */
             if (rc == EVAL_TAIL) rc = stc__eval_tail_resume(cx); /* in cfr, into o */
+            else nlive = (size_t)fn->nparams;
             cx->depth--;
         }
         if (rc == 0 && st.tag == STC_T_INVALID) rc = stc__eval_thread_result(cx, t, o, loc, out);
         else if (rc == 0) eval_thread_store(cx, t, o, st, out);
         cx->thread = saved;
     }
-    eval_frame_free(slots, small, nslots);
+    eval_frame_free(slots, small, nlive);
     return rc;
 }
-
