@@ -370,12 +370,16 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
     const ir_fun *fn = p->funs[p->threads[t]->fun];
     ir_loc loc = e->u.call.callee_loc;
     size_t nslots = (size_t)fn->nslots;
+    /* The frame's slots are written in order: the args, then (after the
+     * checks) the state and the binders' units; nlive says how many hold
+     * values to release at the end. */
     stc_value small[EVAL_FRAME_SMALL];
-    stc_value *slots = eval_frame_new(small, nslots);
+    stc_value *slots = nslots <= EVAL_FRAME_SMALL ? small : malloc(nslots * sizeof *slots);
     if (!slots) return stc__eval_oom(cx, loc);
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
-    size_t nlive = nslots; /* the slots that may hold a value at the end */
+    int rc = 0, i = 0;
+    for (; i < e->u.call.nargs; i++)
+        if ((rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]))) break; /* slots[i] holds nothing */
+    size_t nlive = (size_t)i;
     if (rc == 0) {
         const char *saved = cx->thread;
         cx->thread = p->threads[t]->name;
@@ -387,6 +391,8 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
         else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
         else {
             slots[fn->nparams - 1] = eval_state_take(cx, t);
+            for (size_t j = (size_t)fn->nparams; j < nslots; j++) slots[j] = eval_unit;
+            nlive = nslots;
             eval_frame cfr = {slots, fn};
             cx->depth++;
             rc = eval_pair_is_tuple(fn->body) && !eval_pair_far(cx) ? eval_pair_tuple(cx, fn->body, &cfr, &o, &st)
