@@ -237,13 +237,21 @@ EVAL_NOINLINE int stc__eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_fra
 {
     const ir_fun *fn = cx->p->funs[e->u.call.callee.index];
     size_t nslots = (size_t)fn->nslots;
+    /* Written in order, as a thread call's frame: the args, then the
+     * binders' units; nlive slots hold values to release. */
     stc_value small[EVAL_FRAME_SMALL];
-    stc_value *slots = eval_frame_new(small, nslots);
+    stc_value *slots = nslots <= EVAL_FRAME_SMALL ? small : malloc(nslots * sizeof *slots);
     if (!slots) return stc__eval_oom(cx, e->u.call.callee_loc);
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
-    if (rc == 0) rc = eval_invoke(cx, fn, slots, e->u.call.callee_loc, out);
-    eval_frame_free(slots, small, nslots);
+    int rc = 0, i = 0;
+    for (; i < e->u.call.nargs; i++)
+        if ((rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]))) break; /* slots[i] holds nothing */
+    size_t nlive = (size_t)i;
+    if (rc == 0) {
+        for (size_t j = (size_t)i; j < nslots; j++) slots[j] = eval_unit;
+        nlive = nslots;
+        rc = eval_invoke(cx, fn, slots, e->u.call.callee_loc, out);
+    }
+    eval_frame_free(slots, small, nlive);
     return rc;
 }
 
