@@ -311,8 +311,10 @@ static inline bool eval_pair_is_tuple(const ir_expr *e) { return e->kind == IR_T
  * (the same depth units, order, binders and errors) without building the
  * tuple, down lets, ifs and cases to a 2-tuple.  Any other e (or a stack
  * segment due) is evaluated whole: then *o is the pair and *s INVALID, or
- * EVAL_TAIL comes back with the pair due in *o.  Main's context (hooks)
- * never comes here: its lets and tuples are offered to the runtime. */
+ * EVAL_TAIL comes back with the pair due in *o.  The binders of its
+ * lets and cases stay bound (their values dropped when the call's frame
+ * is, see IR_LET below).  Main's context (hooks) never comes here: its
+ * lets and tuples are offered to the runtime. */
 static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *o, stc_value *s)
 {
     *o = eval_unit;
@@ -335,9 +337,12 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         break;
     case IR_LET:
     case IR_LETTUPLE:
+        /* Its binders are not unbound here: nothing of this call runs
+         * after the pair but the enclosing levels, and the call's frame
+         * is released as a whole (or by a tail call it ends in) right
+         * after the new state is stored. */
         if ((rc = eval_let_enter(cx, e, fr))) break;
         rc = eval_pair_is_tuple(e->b) ? eval_pair_tuple(cx, e->b, fr, o, s) : eval_pair(cx, e->b, fr, o, s);
-        eval_let_unbind(fr, e);
         break;
     case IR_IF: {
         bool then = false;
@@ -360,8 +365,7 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         const ir_alt *alt = &e->u.cas.alts[i];
         rc = eval_pair_is_tuple(alt->body) ? eval_pair_tuple(cx, alt->body, fr, o, s)
                                             : eval_pair(cx, alt->body, fr, o, s);
-        eval_unbind(fr, alt->vars, alt->nvars);
-        break;
+        break; /* its binders as a let's */
     }
     }
     cx->depth--;
@@ -405,12 +409,7 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
             cx->depth++;
             rc = eval_pair_is_tuple(fn->body) && !eval_pair_far(cx) ? eval_pair_tuple(cx, fn->body, &cfr, &o, &st)
                                                                     : eval_pair(cx, fn->body, &cfr, &o, &st);
-            /* Every let and case unbinds its binders on the way out,
-             * error or not, so only the params may hold values now;
-             * unless a tail call ran in this frame, its callee's args in
-             * any of its slots. */
             if (rc == EVAL_TAIL) rc = stc__eval_tail_resume(cx); /* in cfr, into o */
-            else nlive = (size_t)fn->nparams;
             cx->depth--;
         }
         if (rc == 0 && st.tag == STC_T_INVALID) rc = stc__eval_thread_result(cx, t, o, loc, out);
