@@ -237,13 +237,21 @@ EVAL_NOINLINE int stc__eval_call_direct(eval_ctx *cx, const ir_expr *e, eval_fra
 {
     const ir_fun *fn = cx->p->funs[e->u.call.callee.index];
     size_t nslots = (size_t)fn->nslots;
+    /* Written in order, as a thread call's frame: the args, then the
+     * binders' units; nlive slots hold values to release. */
     stc_value small[EVAL_FRAME_SMALL];
-    stc_value *slots = eval_frame_new(small, nslots);
+    stc_value *slots = nslots <= EVAL_FRAME_SMALL ? small : malloc(nslots * sizeof *slots);
     if (!slots) return stc__eval_oom(cx, e->u.call.callee_loc);
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
-    if (rc == 0) rc = eval_invoke(cx, fn, slots, e->u.call.callee_loc, out);
-    eval_frame_free(slots, small, nslots);
+    int rc = 0, i = 0;
+    for (; i < e->u.call.nargs; i++)
+        if ((rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]))) break; /* slots[i] holds nothing */
+    size_t nlive = (size_t)i;
+    if (rc == 0) {
+        for (size_t j = (size_t)i; j < nslots; j++) slots[j] = eval_unit;
+        nlive = nslots;
+        rc = eval_invoke(cx, fn, slots, e->u.call.callee_loc, out);
+    }
+    eval_frame_free(slots, small, nlive);
     return rc;
 }
 
@@ -268,21 +276,50 @@ EVAL_INLINE int eval_pair_item(eval_ctx *cx, const ir_expr *e, eval_frame *fr, s
     return eval_quick(cx, e, fr, out);
 }
 
+/* A 2-tuple e's items into *o and *s, at the depth unit eval_pair's own
+ * level for e would count (its caller's level checked the stack); on an
+ * error *o is unit and *s INVALID. */
+EVAL_INLINE int eval_pair_tuple(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *o, stc_value *s)
+{
+    int rc;
+    cx->depth++;
+    if ((rc = eval_pair_item(cx, e->u.agg.items[0], fr, o)) == 0 &&
+        (rc = eval_pair_item(cx, e->u.agg.items[1], fr, s)) != 0) {
+        val_release(*o);
+        *o = eval_unit;
+        *s = (stc_value){.tag = STC_T_INVALID};
+    }
+    cx->depth--;
+    return rc;
+}
+
+/* Whether this segment of the stack is past its half: eval_pair then
+ * leaves the body to stc__eval_expr, which moves to a new segment in
+ * time. */
+static inline bool eval_pair_far(const eval_ctx *cx)
+{
+    uintptr_t pos = EVAL_STACK_POS();
+    return cx->stack_base && eval_stack_used(cx, pos) > EVAL_SEGMENT_BYTES / 2;
+}
+
+/* Whether eval_pair takes e as a 2-tuple: then its callers' levels run it
+ * by eval_pair_tuple, without a level of their own. */
+static inline bool eval_pair_is_tuple(const ir_expr *e) { return e->kind == IR_TUPLE && e->u.agg.nitems == 2; }
+
 /* The pair an STCLang thread's function returns, as its two items: *o
  * the output, *s the state, evaluated as stc__eval_expr would evaluate e
  * (the same depth units, order, binders and errors) without building the
  * tuple, down lets, ifs and cases to a 2-tuple.  Any other e (or a stack
  * segment due) is evaluated whole: then *o is the pair and *s INVALID, or
- * EVAL_TAIL comes back with the pair due in *o.  Main's context (hooks)
- * never comes here: its lets and tuples are offered to the runtime. */
+ * EVAL_TAIL comes back with the pair due in *o.  The binders of its
+ * lets and cases stay bound (their values dropped when the call's frame
+ * is, see IR_LET below).  Main's context (hooks) never comes here: its
+ * lets and tuples are offered to the runtime. */
 static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *o, stc_value *s)
 {
     *o = eval_unit;
     *s = (stc_value){.tag = STC_T_INVALID};
-    uintptr_t pos = EVAL_STACK_POS();
-    bool far = cx->stack_base && (pos < cx->stack_base ? cx->stack_base - pos : pos - cx->stack_base) >
-                                     EVAL_SEGMENT_BYTES / 2;
-    if (far || (e->kind == IR_TUPLE ? e->u.agg.nitems != 2
+    if (eval_pair_far(cx) || (e->kind == IR_TUPLE ? e->u.agg.nitems != 2
                                     : e->kind != IR_LET && e->kind != IR_LETTUPLE && e->kind != IR_IF &&
                                           e->kind != IR_CASE))
         return stc__eval_expr(cx, e, fr, o);
@@ -300,9 +337,12 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         break;
     case IR_LET:
     case IR_LETTUPLE:
+        /* Its binders are not unbound here: nothing of this call runs
+         * after the pair but the enclosing levels, and the call's frame
+         * is released as a whole (or by a tail call it ends in) right
+         * after the new state is stored. */
         if ((rc = eval_let_enter(cx, e, fr))) break;
-        rc = eval_pair(cx, e->b, fr, o, s);
-        eval_let_unbind(fr, e);
+        rc = eval_pair_is_tuple(e->b) ? eval_pair_tuple(cx, e->b, fr, o, s) : eval_pair(cx, e->b, fr, o, s);
         break;
     case IR_IF: {
         bool then = false;
@@ -311,7 +351,8 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
             val_release(v);
             break;
         }
-        rc = eval_pair(cx, then ? e->b : e->c, fr, o, s);
+        const ir_expr *b = then ? e->b : e->c;
+        rc = eval_pair_is_tuple(b) ? eval_pair_tuple(cx, b, fr, o, s) : eval_pair(cx, b, fr, o, s);
         break;
     }
     default: { /* IR_CASE */
@@ -322,9 +363,9 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
         if (owned) val_release(v);
         if (rc) break;
         const ir_alt *alt = &e->u.cas.alts[i];
-        rc = eval_pair(cx, alt->body, fr, o, s);
-        eval_unbind(fr, alt->vars, alt->nvars);
-        break;
+        rc = eval_pair_is_tuple(alt->body) ? eval_pair_tuple(cx, alt->body, fr, o, s)
+                                            : eval_pair(cx, alt->body, fr, o, s);
+        break; /* its binders as a let's */
     }
     }
     cx->depth--;
@@ -341,11 +382,16 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
     const ir_fun *fn = p->funs[p->threads[t]->fun];
     ir_loc loc = e->u.call.callee_loc;
     size_t nslots = (size_t)fn->nslots;
+    /* The frame's slots are written in order: the args, then (after the
+     * checks) the state and the binders' units; nlive says how many hold
+     * values to release at the end. */
     stc_value small[EVAL_FRAME_SMALL];
-    stc_value *slots = eval_frame_new(small, nslots);
+    stc_value *slots = nslots <= EVAL_FRAME_SMALL ? small : malloc(nslots * sizeof *slots);
     if (!slots) return stc__eval_oom(cx, loc);
-    int rc = 0;
-    for (int i = 0; rc == 0 && i < e->u.call.nargs; i++) rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]);
+    int rc = 0, i = 0;
+    for (; i < e->u.call.nargs; i++)
+        if ((rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]))) break; /* slots[i] holds nothing */
+    size_t nlive = (size_t)i;
     if (rc == 0) {
         const char *saved = cx->thread;
         cx->thread = p->threads[t]->name;
@@ -357,9 +403,12 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
         else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
         else {
             slots[fn->nparams - 1] = eval_state_take(cx, t);
+            for (size_t j = (size_t)fn->nparams; j < nslots; j++) slots[j] = eval_unit;
+            nlive = nslots;
             eval_frame cfr = {slots, fn};
             cx->depth++;
-            rc = eval_pair(cx, fn->body, &cfr, &o, &st);
+            rc = eval_pair_is_tuple(fn->body) && !eval_pair_far(cx) ? eval_pair_tuple(cx, fn->body, &cfr, &o, &st)
+                                                                    : eval_pair(cx, fn->body, &cfr, &o, &st);
             if (rc == EVAL_TAIL) rc = stc__eval_tail_resume(cx); /* in cfr, into o */
             cx->depth--;
         }
@@ -367,7 +416,6 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
         else if (rc == 0) eval_thread_store(cx, t, o, st, out);
         cx->thread = saved;
     }
-    eval_frame_free(slots, small, nslots);
+    eval_frame_free(slots, small, nlive);
     return rc;
 }
-

@@ -133,7 +133,17 @@ EVAL_NOINLINE int stc__eval_lambda(eval_ctx *cx, const ir_expr *e, eval_frame *f
 EVAL_NOINLINE int stc__eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     stc_value v;
-    int rc = eval_quick(cx, e->a, fr, &v);
+    int rc;
+    if (e->a->kind == IR_TUPLE && eval_stack_room(cx, EVAL_STACK_POS())) {
+        /* `inl (a, b, ...)`, a parser's commonest result: the tuple
+         * without the dispatch, at the depth unit it would count */
+        v = (stc_value){.tag = STC_T_UNIT};
+        cx->depth++;
+        rc = stc__eval_seq(cx, e->a, fr, &v);
+        cx->depth--;
+    } else {
+        rc = eval_quick(cx, e->a, fr, &v);
+    }
     if (rc) return rc;
     v = e->kind == IR_INL ? stc_value_new_inl(v) : stc_value_new_inr(v);
     if (v.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);

@@ -206,3 +206,16 @@ int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *ou
     return rc;
 }
 
+/* eval_runtime.h.  A step is one of the runtime's pieces of an smap body,
+ * evaluated at the top of its activation's stack (or a whole body, as
+ * flow_direct_items runs it): most are a call of a known function or
+ * thread, or an operator, whose node form eval_quick takes at once (one
+ * depth unit, as stc__eval_expr counts it).  Its stack check is made here
+ * as stc__eval_expr makes it; a context whose base is not set yet, any
+ * other node and a segment due go to stc__eval_expr. */
+int stc__eval_step(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if ((unsigned)e->xop - 1u < (unsigned)EVAL_X_BUILTIN && eval_stack_room(cx, EVAL_STACK_POS()))
+        return eval_quick(cx, e, fr, out);
+    return stc__eval_expr(cx, e, fr, out);
+}

@@ -211,6 +211,12 @@ int stc__eval_error_adopt(eval_ctx *cx, eval_err err);
  * EVAL_TAIL returned (*out unit), for the caller to run with stc__eval_tail_run
  * or to return in turn. */
 int stc__eval_expr(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
+/* stc__eval_expr for the runtime's steps and whole bodies: the same
+ * result, depth units and errors, with the evaluator's commonest forms
+ * (a direct call of a function, thread or builtin, an operator) taken
+ * without stc__eval_expr's dispatch when this segment of the stack has
+ * room. */
+int stc__eval_step(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out);
 /* Runs the tail call pending in cx, and every tail call its callee's body
  * ends in, as the body of the function that made it: at depth cx->depth,
  * which is to be that body's depth. */

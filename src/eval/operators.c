@@ -2,6 +2,7 @@
  * ones (eval_arith, eval_compare, chains) and the specialised
  * EVAL_X_BINOP. */
 #include <math.h>
+#include <string.h>
 
 #include "eval/eval_internal.h"
 
@@ -53,7 +54,15 @@ static int eval_compare(eval_ctx *cx, const ir_expr *e, stc_value a, stc_value b
     ir_binop op = e->u.binop;
     bool r;
     if (op == OP_EQ || op == OP_NE) {
-        r = stc_value_equal(a, b) == (op == OP_EQ);
+        /* strings (logstats' `m == cur`): stc_value_equal's bytes without
+         * its walk and memo */
+        if (a.tag == STC_T_STR && b.tag == STC_T_STR) {
+            const val_str *x = val_as_str(a), *y = val_as_str(b);
+            r = x == y || (x->len == y->len && memcmp(x->data, y->data, x->len) == 0);
+        } else {
+            r = stc_value_equal(a, b);
+        }
+        r = r == (op == OP_EQ);
     } else if (a.tag == STC_T_FLOAT && b.tag == STC_T_FLOAT) { /* IEEE: NaN compares false */
         double x = a.as.f, y = b.as.f;
         r = op == OP_LT ? x < y : op == OP_LE ? x <= y : op == OP_GT ? x > y : x >= y;
@@ -192,7 +201,10 @@ EVAL_NOINLINE static int eval_fast_logic(eval_ctx *cx, const ir_expr *e, eval_fr
         *out = a;
         return 0;
     }
-    if ((rc = stc__eval_expr(cx, e->b, fr, &b))) return rc;
+    /* a comparison of ints (`s < 200 || s > 599`) at once: nothing below
+     * it can call, so it needs no depth unit (eval_quick) */
+    if (!(e->b->xop == EVAL_X_BINOP && eval_leaf_int(e->b, fr, &b)) && (rc = stc__eval_expr(cx, e->b, fr, &b)))
+        return rc;
     if (b.tag != STC_T_BOOL) {
         val_release(b);
         return stc__eval_error(cx, STC_ERUNTIME, e->loc, "internal error: '%s' on a non-bool",

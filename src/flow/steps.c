@@ -64,7 +64,7 @@ FLOW_NOINLINE static int flow_shard_choose(eval_ctx *cx, const flow_step *s, eva
 static inline int flow_eval(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots)
 {
     stc_value v;
-    int rc = stc__eval_expr(cx, s->e, fr, &v);
+    int rc = stc__eval_step(cx, s->e, fr, &v);
     /* A tail call the body ends in runs here, at the body's depth, as in
      * the evaluator. */
     if (rc == EVAL_TAIL) {
@@ -403,7 +403,7 @@ static sched_status flow_direct_items(flow_job *job, eval_ctx *cx, flow_batch *b
                 if (rc == 0) {
                     eval_frame fr = {slots, fn};
                     cx->depth = job->base_depth + 1;
-                    rc = stc__eval_expr(cx, fn->body, &fr, &v);
+                    rc = stc__eval_step(cx, fn->body, &fr, &v);
                     if (rc == EVAL_TAIL) {
                         cx->depth = job->base_depth + 1;
                         rc = stc__eval_tail_run(cx, &v);
