@@ -627,13 +627,16 @@ TEST(remote_server_counts_each_stage)
     CHECK(f != NULL);
     if (f) {
         stc_remote_server *s = tfake_server(f, -1);
-        stc_remote_server_record(s, 5);
+        /* How many batches go away follows the clock (as few as 4 of the
+         * 3,000 items' batches on a quiet machine): the cap is 2. */
+        stc_remote_server_record(s, 2);
         stc_run_stats st = {0};
         free(unit_outcome(prog, (stc_run_opts){.workers = 3, .remote = tfake_remote(f)}, &st));
         s = tfake_server(f, -1);
         bool named = false;
         stc_remote_stage_stats sum = server_sum(s, &named);
-        CHECK(st.remote_batches > 5);
+        CHECK(st.remote_batches >= 1);
+        long long kept = st.remote_batches < 2 ? st.remote_batches : 2;
         CHECK_INT(sum.batches, st.remote_batches);
         CHECK_INT(sum.bytes_in, st.remote_bytes_sent);
         CHECK_INT(sum.bytes_out, st.remote_bytes_received);
@@ -641,15 +644,15 @@ TEST(remote_server_counts_each_stage)
         CHECK(sum.busy_ms > 0);
         CHECK(named);
         CHECK(stc_remote_server_stage_count(s) >= 1);
-        CHECK_INT((long long)stc_remote_server_span_count(s), 5);
-        CHECK_INT(stc_remote_server_spans_dropped(s), st.remote_batches - 5);
-        for (size_t i = 0; i < 5; i++) {
+        CHECK_INT((long long)stc_remote_server_span_count(s), kept);
+        CHECK_INT(stc_remote_server_spans_dropped(s), st.remote_batches - kept);
+        for (size_t i = 0; i < (size_t)kept; i++) {
             stc_remote_span sp = stc_remote_server_span(s, i);
             CHECK(sp.stage < stc_remote_server_stage_count(s));
             CHECK(sp.end_ns >= sp.start_ns && sp.start_ns > 0 && sp.items > 0);
             if (i) CHECK(sp.start_ns >= stc_remote_server_span(s, i - 1).end_ns);
         }
-        CHECK(stc_remote_server_span(s, 5).end_ns == 0);
+        CHECK(stc_remote_server_span(s, (size_t)kept).end_ns == 0);
         CHECK(stc_remote_server_stage(s, stc_remote_server_stage_count(s)).name == NULL);
         /* a refused request: a row of its own, its bytes in, none out */
         size_t rows = stc_remote_server_stage_count(s);
@@ -661,7 +664,8 @@ TEST(remote_server_counts_each_stage)
         stc_remote_stage_stats r = stc_remote_server_stage(s, rows);
         CHECK_STR(r.name, "refused");
         CHECK(r.batches == 1 && r.bytes_in == 8 && r.bytes_out == 0 && r.items == 0 && r.line == 0);
-        CHECK_INT(stc_remote_server_spans_dropped(s), st.remote_batches - 4);
+        long long answered = st.remote_batches + 1; /* and the refused one: a span too, or dropped */
+        CHECK_INT(stc_remote_server_spans_dropped(s), answered - (answered < 2 ? answered : 2));
         tfake_stop(f, NULL, NULL);
     }
     CHECK(stc_remote_server_stage_count(NULL) == 0 && stc_remote_server_span_count(NULL) == 0);
