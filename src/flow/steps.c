@@ -175,6 +175,7 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
 {
     const flow_plan *pl = job->plan;
     const flow_stage *st = &pl->stages[stage];
+    const flow_step *first = pl->steps + st->first, *end = first + st->count;
     sched_status status = SCHED_CONTINUE;
     int nran = 0; /* items this stage did something for (a branch skips the others) */
     for (int i = 0; i < b->n; i++) {
@@ -187,8 +188,7 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
         int rc = flow_check_cancel(job, cx);
         if (rc == 0 && !b->loaded) rc = flow_load(job, cx, b, i, slots);
         bool ran = false;
-        for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
-            const flow_step *s = &pl->steps[k];
+        for (const flow_step *s = first; rc == 0 && s < end; s++) {
             if (s->guard < 0 || flags[s->guard]) {
                 rc = flow_do_step(job, cx, s, &fr, flags);
                 ran = true;
