@@ -175,6 +175,7 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
 {
     const flow_plan *pl = job->plan;
     const flow_stage *st = &pl->stages[stage];
+    const flow_step *first = pl->steps + st->first, *end = first + st->count;
     sched_status status = SCHED_CONTINUE;
     int nran = 0; /* items this stage did something for (a branch skips the others) */
     for (int i = 0; i < b->n; i++) {
@@ -187,8 +188,7 @@ static sched_status flow_stage_items(flow_job *job, eval_ctx *cx, int stage, flo
         int rc = flow_check_cancel(job, cx);
         if (rc == 0 && !b->loaded) rc = flow_load(job, cx, b, i, slots);
         bool ran = false;
-        for (int k = st->first; rc == 0 && k < st->first + st->count; k++) {
-            const flow_step *s = &pl->steps[k];
+        for (const flow_step *s = first; rc == 0 && s < end; s++) {
             if (s->guard < 0 || flags[s->guard]) {
                 rc = flow_do_step(job, cx, s, &fr, flags);
                 ran = true;
@@ -274,11 +274,11 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
     return status;
 }
 
-/* After stage s: the branch stages none of the batch's items is routed to. */
+/* After stage s: the branch stages none of the batch's items is routed to.
+ * Called only after a stage that decides some (flow_decides). */
 static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sched_batch *sb)
 {
     const flow_plan *pl = job->plan;
-    if (s >= 64) return;
     for (uint64_t ts = job->decides[s]; ts; ts &= ts - 1) {
         int t = __builtin_ctzll(ts);
         bool needed = false;
@@ -290,6 +290,13 @@ static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sch
         }
         if (!needed) sb->skip |= (uint64_t)1 << t;
     }
+}
+
+/* Whether stage s decides a branch stage (job->decides[s]): known per
+ * stage, checked here so that the others make no call. */
+static inline bool flow_decides(const flow_job *job, int s)
+{
+    return job->decided_at && s < 64 && job->decides[s];
 }
 
 sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
@@ -309,7 +316,7 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     else if (status == SCHED_AWAY || status == SCHED_AWAY_PASS)
         return status; /* in another process: this runs again when it is back */
     b->loaded = true; /* frames of items that died before loading hold units: harmless */
-    if (job->decided_at) flow_mark_skips(job, b, stage, sb);
+    if (flow_decides(job, stage)) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = flow_now_ns();
     if (here && job->owned) stc__flow_owned_note(job, stage, t1 - t0, nran); /* placement (owned.c) */
     b->busy_ns += t1 - t0 - wait_ns; /* a remote reply's latency is not work per item here */
@@ -466,7 +473,7 @@ sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker)
                 if (t < 64 && (sb->skip >> t & 1)) continue;
                 if (flow_stage_items(job, cx, t, b, &nran) == SCHED_STOP) status = SCHED_STOP;
                 b->loaded = true;
-                if (job->decided_at) flow_mark_skips(job, b, t, sb);
+                if (flow_decides(job, t)) flow_mark_skips(job, b, t, sb);
             }
         } else if (FLOW_DIRECT && job->direct_ok) {
             status = flow_direct_items(job, cx, b);
