@@ -98,11 +98,27 @@ EVAL_NOINLINE int stc__eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
     if (old && old->tag == STC_T_TUPLE && val_seq_len(*old) == n && eval_unique(*old)) {
         s = *old; /* the dead variable's block (eval_internal.h, EVAL_X_TUPLE_REUSE) */
         *old = (stc_value){.tag = STC_T_UNIT};
+        /* Each old item (unit when the let moved them out) is dropped just
+         * before its new one is made: one pass, no unit stores.  Nothing
+         * can read the old items (the variable is dead), so dropping them
+         * one by one is not seen; on an error the ones not reached yet are
+         * dropped and the block freed. */
         stc_value *items = val_seq_items(s);
-        for (size_t i = 0; i < n; i++) { /* unit when the let moved them out */
+        for (size_t i = 0; i < n; i++) {
             val_release(items[i]);
-            items[i] = (stc_value){.tag = STC_T_UNIT};
+            int rc = eval_quick(cx, e->u.agg.items[i], fr, &items[i]);
+            if (rc) {
+                items[i] = (stc_value){.tag = STC_T_UNIT}; /* holds nothing */
+                for (size_t j = i + 1; j < n; j++) {
+                    val_release(items[j]);
+                    items[j] = (stc_value){.tag = STC_T_UNIT};
+                }
+                val_release(s);
+                return rc;
+            }
         }
+        *out = s;
+        return 0;
     } else {
         s = stc__val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
         if (s.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
