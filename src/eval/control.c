@@ -166,7 +166,7 @@ EVAL_NOINLINE int stc__eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
         rc = eval_quick(cx, e->a, fr, &v);
     }
     if (rc) return rc;
-    v = e->kind == IR_INL ? stc_value_new_inl(v) : stc_value_new_inr(v);
+    v = val_box_new(e->kind == IR_INL ? STC_T_INL : STC_T_INR, v);
     if (v.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     *out = v;
     return 0;
