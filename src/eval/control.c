@@ -85,6 +85,22 @@ EVAL_NOINLINE int stc__eval_case(eval_ctx *cx, const ir_expr *e, eval_frame *fr,
 
 /* ---- Constructors -------------------------------------------------------- */
 
+/* A tuple or list s whose item i failed: items i+1.. still hold the old
+ * values of a reused block (dead) or nothing (a new one); all become unit
+ * and s is dropped with the items made before i. */
+static EVAL_NOINLINE int eval_seq_fail(stc_value s, size_t i, bool reused, int rc)
+{
+    stc_value *items = val_seq_items(s);
+    size_t n = val_seq_len(s);
+    items[i] = (stc_value){.tag = STC_T_UNIT}; /* holds nothing */
+    for (size_t j = i + 1; j < n; j++) {
+        if (reused) val_release(items[j]);
+        items[j] = (stc_value){.tag = STC_T_UNIT};
+    }
+    val_release(s);
+    return rc;
+}
+
 EVAL_NOINLINE int stc__eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     if (e->kind == IR_TUPLE && cx->hooks && cx->hooks->tuple) {
@@ -98,22 +114,27 @@ EVAL_NOINLINE int stc__eval_seq(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
     if (old && old->tag == STC_T_TUPLE && val_seq_len(*old) == n && eval_unique(*old)) {
         s = *old; /* the dead variable's block (eval_internal.h, EVAL_X_TUPLE_REUSE) */
         *old = (stc_value){.tag = STC_T_UNIT};
+        /* Each old item (unit when the let moved them out) is dropped just
+         * before its new one is made: one pass, no unit stores.  Nothing
+         * can read the old items (the variable is dead), so dropping them
+         * one by one is not seen. */
         stc_value *items = val_seq_items(s);
-        for (size_t i = 0; i < n; i++) { /* unit when the let moved them out */
+        for (size_t i = 0; i < n; i++) {
             val_release(items[i]);
-            items[i] = (stc_value){.tag = STC_T_UNIT};
+            int rc = eval_quick(cx, e->u.agg.items[i], fr, &items[i]);
+            if (rc) return eval_seq_fail(s, i, true, rc);
         }
-    } else {
-        s = stc__val_seq_alloc(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
-        if (s.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
+        *out = s;
+        return 0;
     }
+    /* A new block, its items set by the loop alone (unit from i on after
+     * an error). */
+    s = val_seq_new_unset(e->kind == IR_LIST ? STC_T_LIST : STC_T_TUPLE, n);
+    if (s.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     stc_value *items = val_seq_items(s);
     for (size_t i = 0; i < n; i++) {
         int rc = eval_quick(cx, e->u.agg.items[i], fr, &items[i]);
-        if (rc) {
-            val_release(s); /* the remaining items are unit */
-            return rc;
-        }
+        if (rc) return eval_seq_fail(s, i, false, rc);
     }
     *out = s;
     return 0;
@@ -145,7 +166,7 @@ EVAL_NOINLINE int stc__eval_box(eval_ctx *cx, const ir_expr *e, eval_frame *fr, 
         rc = eval_quick(cx, e->a, fr, &v);
     }
     if (rc) return rc;
-    v = e->kind == IR_INL ? stc_value_new_inl(v) : stc_value_new_inr(v);
+    v = val_box_new(e->kind == IR_INL ? STC_T_INL : STC_T_INR, v);
     if (v.tag == STC_T_INVALID) return stc__eval_oom(cx, e->loc);
     *out = v;
     return 0;

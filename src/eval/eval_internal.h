@@ -34,6 +34,7 @@
 struct eval_stream {
     const stc_stream *io;
     ir_type *item_type;   /* the type of main's input items */
+    bool item_str;        /* item_type resolves to str (set once, not per item) */
     ir_loc in_loc;        /* main's parameter: where input errors are reported */
     ir_loc out_loc;       /* main: where output errors are reported */
     /* filter(P, smap(F, xs)) in the parallel runtime: P (keep, a function

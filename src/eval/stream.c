@@ -78,8 +78,7 @@ int stc__eval_stream_pull(eval_ctx *cx, const eval_stream *s, long long index, s
             break;
         }
         /* A str item of a str stream (every line of a file) needs no walk. */
-        const ir_type *ty = v.tag == STC_T_STR ? stc__ir_type_resolve(s->item_type) : NULL;
-        bool str_ok = ty && ty->kind == TY_STR;
+        bool str_ok = v.tag == STC_T_STR && s->item_str;
         if (!str_ok && !stc__eval_value_has_type(v, s->item_type)) {
             val_release(v);
             char *t = stc__ir_type_to_string(s->item_type);
@@ -472,6 +471,8 @@ int stc__eval_main_stream(eval_ctx *cx, const stc_stream *io, stc_value *out, lo
     eval_stream s = {.io = io, .in_loc = p->main_param->loc, .out_loc = p->main_loc, .keep = eval_unit};
     ir_type *lt = stc__ir_type_resolve(p->main_param->type);
     s.item_type = lt && lt->kind == TY_LIST ? lt->args[0] : NULL;
+    const ir_type *it = stc__ir_type_resolve(s.item_type);
+    s.item_str = it && it->kind == TY_STR;
     size_t nslots = p->main_nslots > 0 ? (size_t)p->main_nslots : 1;
     stc_value *slots = calloc(nslots, sizeof *slots);
     if (!slots) return stc__eval_oom(cx, p->main_loc);

@@ -96,14 +96,6 @@ static stc_value val_seq_new(stc_tag tag, size_t n, const stc_value *items)
 stc_value stc_value_new_list(size_t n, const stc_value *items) { return val_seq_new(STC_T_LIST, n, items); }
 stc_value stc_value_new_tuple(size_t n, const stc_value *items) { return val_seq_new(STC_T_TUPLE, n, items); }
 
-static stc_value val_box_new(stc_tag tag, stc_value v)
-{
-    val_box *o = val_obj_alloc(tag, sizeof *o);
-    if (!o) { val_release(v); return val_invalid; }
-    o->v = v;
-    return (stc_value){.tag = tag, .as.obj = &o->hdr};
-}
-
 stc_value stc_value_new_inl(stc_value v) { return val_box_new(STC_T_INL, v); }
 stc_value stc_value_new_inr(stc_value v) { return val_box_new(STC_T_INR, v); }
 

@@ -197,6 +197,20 @@ static inline stc_value val_str_new(const char *s, size_t len)
     return v;
 }
 static inline stc_value val_box_get(stc_value v) { return ((val_box *)v.as.obj)->v; }
+/* stc_value_new_inl/inr inline (tag STC_T_INL or STC_T_INR; consumes v),
+ * for the evaluator's `inl`/`inr`: the exported one is a call. */
+static inline stc_value val_box_new(stc_tag tag, stc_value v)
+{
+    uint8_t cls;
+    val_box *o = val_block_alloc(sizeof *o, &cls);
+    if (!o) {
+        val_release(v);
+        return (stc_value){.tag = STC_T_INVALID};
+    }
+    o->hdr = (stc_obj){.refs = 1, .tag = tag, .cls = cls, .shared = VAL_LOCAL};
+    o->v = v;
+    return (stc_value){.tag = tag, .as.obj = &o->hdr};
+}
 /* A closure over `code` with ncaps captured values (unit until filled). */
 stc_value stc__val_func_alloc(const void *code, size_t ncaps);
 static inline val_func *val_as_func(stc_value v) { return (val_func *)v.as.obj; }
