@@ -101,7 +101,8 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testi
             return errno == ENOMEM ? STC_ENOMEM : STC_EIO;
         }
         flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
-                        .perturb_seed = t->perturb_seed, .watchdog_ms = t->watchdog_ms, .profile = o.profile,
+                        .perturb_seed = t->perturb_seed, .watchdog_ms = t->watchdog_ms,
+                        .trial_refusals = t->trial_refusals, .profile = o.profile,
                         .trace = trace, .pool = pool, .remote = o.remote};
         rt = stc__flow_runtime_new(p, &fo);
         if (!rt) {

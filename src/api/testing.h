@@ -14,6 +14,10 @@ typedef struct run_testing_opts {
     /* A pipeline that runs longer than this prints its queues to stderr
      * and aborts the process (0: off; negative: STC_EINVAL). */
     int watchdog_ms;
+    /* The first this many trial decisions of each job at 2+ workers say
+     * "stays fused" whatever the times (src/flow/exec.c), so that a test
+     * sees a later window decide (0: off). */
+    int trial_refusals;
 } run_testing_opts;
 
 /* stc_run_stream (io NULL: stc_run) with the testing options t (NULL:

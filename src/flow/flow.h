@@ -252,6 +252,7 @@ typedef struct flow_opts {
     int max_batches;      /* batches in flight (0: default) */
     unsigned perturb_seed; /* testing aids (see sched_pipeline) */
     int watchdog_ms;
+    int trial_refusals;    /* (testing.h) */
     bool profile;          /* measure every stage (stc__flow_runtime_profile) */
     struct trace_writer *trace; /* record stage activations and parking (NULL: off) */
     struct sched_pool *pool;    /* the host's pool (kept), or NULL: made when needed */

@@ -71,6 +71,7 @@ struct flow_runtime {
     int workers, capacity, max_batches;
     unsigned perturb_seed;   /* testing aids, passed to every pipeline */
     int watchdog_ms;
+    int trial_refusals;      /* the first trial decisions of a job forced to "stays fused" */
     bool profile;            /* measure stages (profs) */
     struct trace_writer *trace; /* NULL: no trace */
     flow_plan_prof *profs;   /* parallel to plans when profile or trace is on */

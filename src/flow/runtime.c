@@ -19,6 +19,7 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
     rt->p = p;
     rt->perturb_seed = o->perturb_seed;
     rt->watchdog_ms = o->watchdog_ms;
+    rt->trial_refusals = o->trial_refusals;
     rt->profile = o->profile;
     rt->trace = o->trace;
     rt->pool = o->pool;

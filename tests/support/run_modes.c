@@ -82,7 +82,8 @@ int trun_run(stc_program *prog, const stc_run_opts *opts, const trun_mode *aids,
     stc_result *res = NULL;
     *out = (trun_outcome){0};
     /* The testing aids are set here and nowhere else in tests/. */
-    run_testing_opts t = {.perturb_seed = aids ? aids->perturb_seed : 0, .watchdog_ms = aids ? aids->watchdog_ms : 0};
+    run_testing_opts t = {.perturb_seed = aids ? aids->perturb_seed : 0, .watchdog_ms = aids ? aids->watchdog_ms : 0,
+                         .trial_refusals = aids ? aids->trial_refusals : 0};
     bool streams = stc_program_takes_input(prog);
     out->rc = stc__run_testing(prog, opts, &t, streams ? (io ? io : &(stc_stream){0}) : NULL, &res);
     if (res) {

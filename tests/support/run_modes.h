@@ -20,6 +20,7 @@ typedef struct trun_mode {
     int workers, queue_capacity; /* queue_capacity 0: the default */
     unsigned perturb_seed;      /* schedule perturbation; 0: off */
     int watchdog_ms;            /* a pipeline running longer aborts with its queues; 0: off */
+    int trial_refusals;         /* a job's first trial decisions say "stays fused"; 0: off */
 } trun_mode;
 
 #define TRUN_MAX_WORKERS 4096 /* what stc_run accepts */

@@ -260,6 +260,36 @@ static int c_stopper(void *state, const stc_value *in, stc_value *out, stc_ctx *
     return 0;
 }
 
+/* A job the trial keeps fused is tried again later (exec.c,
+ * FLOW_TRIAL_AGAIN): with its first decision forced to "stays fused" (the
+ * testing aid), a job whose replicated stage holds nearly all the work
+ * still goes on as the pipeline from a later window; with every decision
+ * forced it stays fused to its end.  Results are the reference's. */
+TEST(flow_fused_job_tried_again)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = flow_compile(env,
+        "fun acc(x, s) = (s + x, s + x)\n"
+        "thread a = acc init 0.0\n"
+        "main = let r = smap(fn x => a(sin_iter(300, float(x))), range(0, 40000)) in (len(r), nth(r, 39999))\n");
+    if (prog) {
+        stc_run_stats st;
+        char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
+        trun_mode once = {.workers = 2, .trial_refusals = 1}, always = {.workers = 2, .trial_refusals = 1 << 30};
+        char *got = unit_outcome_aided(prog, (stc_run_opts){.workers = 2}, &once, &st);
+        CHECK(ref && got && strcmp(ref, got) == 0);
+        CHECK_INT(st.smaps_fused, 0); /* a later window found the pipeline's gain */
+        free(got);
+        got = unit_outcome_aided(prog, (stc_run_opts){.workers = 2}, &always, &st);
+        CHECK(ref && got && strcmp(ref, got) == 0);
+        CHECK_INT(st.smaps_fused, 1);
+        free(got);
+        free(ref);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
+
 /* One worker runs a batch at a time through every stage (exec.c,
  * flow_job_fused): one batch in flight, so the bound on items in flight
  * is the queue capacity (the pipeline's is tokens x capacity); results,
