@@ -257,3 +257,27 @@ long long tfake_stop(tfake *f, void **first, size_t *first_len)
     free(f);
     return served;
 }
+
+int tfake_hammer(stc_remote_server *s, unsigned char *q, size_t len, unsigned seed, int n)
+{
+    int wrong = 0;
+    for (size_t k = 0; k < len; k++) {
+        void *rep = NULL;
+        size_t rl = 0;
+        wrong += stc_remote_server_handle(s, q, k, &rep, &rl) >= 0;
+        free(rep);
+    }
+    for (int i = 0; i < n && len > 0; i++) {
+        seed = seed * 1103515245u + 12345u;
+        size_t at = (seed >> 8) % len;
+        unsigned char was = q[at];
+        q[at] = (unsigned char)(seed >> 20);
+        void *rep = NULL;
+        size_t rl = 0;
+        int rc = stc_remote_server_handle(s, q, len, &rep, &rl);
+        wrong += !(rc == 0 || rc == STC_EINVAL || rc == STC_ELIMIT);
+        free(rep);
+        q[at] = was;
+    }
+    return wrong;
+}

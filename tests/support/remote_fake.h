@@ -44,6 +44,12 @@ void *tfake_take_first_peer(tfake *f, size_t *len);
 stc_remote_server *tfake_server(tfake *f, int peer);
 /* The executor to put in stc_run_opts.remote (valid until tfake_stop). */
 const stc_remote *tfake_remote(tfake *f);
+/* Hands server s every strict prefix of request q (len bytes), then n
+ * corruptions of one byte each (drawn from seed; q is restored): returns
+ * how many answers were wrong (a prefix answered, or a corruption's code
+ * other than 0, STC_EINVAL or STC_ELIMIT).  Under ASan, a leak or an
+ * overflow is the other failure it looks for. */
+int tfake_hammer(stc_remote_server *s, unsigned char *q, size_t len, unsigned seed, int n);
 /* Stops and frees the fake; returns the requests it served.  *first (may
  * be NULL): a copy of the first request (malloc'd; NULL if none). */
 long long tfake_stop(tfake *f, void **first, size_t *first_len);

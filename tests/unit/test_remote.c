@@ -59,26 +59,7 @@ static void remote_check_at(const char *src, tfake_mode mode, int workers, stc_r
     if (mode == TFAKE_SERVE && first && server) {
         /* Every strict prefix of a real request, and single corruptions of
          * it, are answered or refused, never a crash or a leak. */
-        unsigned char *q = first;
-        for (size_t n = 0; n < first_len; n++) {
-            void *rep = NULL;
-            size_t rl = 0;
-            CHECK(stc_remote_server_handle(server, q, n, &rep, &rl) < 0);
-            free(rep);
-        }
-        unsigned seed = 7;
-        for (int i = 0; i < 2000; i++) {
-            seed = seed * 1103515245u + 12345u;
-            size_t at = (seed >> 8) % first_len;
-            unsigned char was = q[at];
-            q[at] = (unsigned char)(seed >> 20);
-            void *rep = NULL;
-            size_t rl = 0;
-            int rc = stc_remote_server_handle(server, q, first_len, &rep, &rl);
-            CHECK(rc == 0 || rc == STC_EINVAL || rc == STC_ELIMIT);
-            free(rep);
-            q[at] = was;
-        }
+        CHECK_INT(tfake_hammer(server, first, first_len, 7, 2000), 0);
     }
     free(first);
     stc_remote_server_free(server);
