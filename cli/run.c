@@ -3,7 +3,8 @@
  * (cli/stream.c) and a sink that writes each result as it completes; a
  * main without input simply never calls either.  --verify is the same run
  * twice, reference and runtime, on the input read into memory, with the
- * output collected and compared line by line. */
+ * output collected and compared line by line; --profile, --stats and
+ * --trace report the runtime's run. */
 #include "run.h"
 
 #include <signal.h>
@@ -183,9 +184,16 @@ static int cli_run_verify(stc_program *prog, const cli_args *a, const stc_remote
         mem.next = 0;
         cli_sink sink = {.json = a->json, .no_states = a->no_states, .out = &out[r]};
         stc_stream io = {ins ? cli_memsrc_source : NULL, &mem, cli_sink_fn, &sink};
+        /* --profile, --trace and --stats are the runtime's (r == 1), as in a plain run */
         stc_run_opts o = {.workers = a->workers, .queue_capacity = a->queue_capacity, .reference = r == 0,
-                          .remote = r == 1 ? remote : NULL};
+                          .remote = r == 1 ? remote : NULL, .profile = r == 1 && a->profile,
+                          .trace_path = r == 1 ? a->trace : NULL};
         rcs[r] = stc_run_stream(prog, &o, &io, &res[r]);
+        if (rcs[r] == STC_EIO && r == 1 && a->trace) {
+            fprintf(stderr, "stc: cannot write the trace file '%s'\n", a->trace);
+            code = CLI_EXIT_IOERR;
+            continue;
+        }
         if (rcs[r] == 0 && res[r]) code = cli_sink_finish(&sink, res[r]);
         outlen[r] = out[r].len;
         if (rcs[r] != 0 || !res[r]) {
@@ -214,6 +222,7 @@ static int cli_run_verify(stc_program *prog, const cli_args *a, const stc_remote
                 int failed = cli_report_failure(rcs[1], res[1]);
                 if (code == CLI_EXIT_OK) code = failed;
             }
+            cli_after_run(res[1], a);
         }
     }
     for (int r = 0; r < 2; r++) {

@@ -563,6 +563,14 @@ for prog in "$SRC"/examples/*.stc "$SRC"/bench/paper/*.stc; do
 done
 begin "trace: unwritable file"; run run --trace /nonexistent/t.json pipe.stc; code_is 74
 err_is "stc: cannot write the trace file '/nonexistent/t.json'"; end
+# --verify measures and traces its runtime run, as a plain run does.
+begin "verify: --profile, --stats and --trace of the runtime's run"; rm -f vt.json
+run run --verify --workers 2 --profile --stats --trace vt.json pipe.stc; code_is 0
+out_has "[11, 112, 1123,"; err_has "pipeline 0: smap at pipe.stc:4:8"; err_has "stats: workers 2, pipelines 1"
+grep -q '"name": "a (line 4)", "cat": "stage", "ph": "X"' vt.json || bad "no slice for stage a"
+tail -n 1 vt.json | grep -q '^]}$' || bad "trace not closed"; end
+begin "verify: unwritable trace file"; run run --verify --trace /nonexistent/t.json pipe.stc; code_is 74
+err_is "stc: cannot write the trace file '/nonexistent/t.json'"; out_empty; end
 
 # ---- stream programs (fun main(lines)) ---------------------------------------------
 
