@@ -2,7 +2,7 @@
 # tests/mpi/run.sh - `stc run --mpi` under mpirun gives exactly what `stc run`
 # gives on one machine, and a failing rank ends the run (issue 14 items 3, 4).
 #
-#   bash tests/mpi/run.sh STC SOURCE_DIR [GEN_LOG]
+#   bash tests/mpi/run.sh STC SOURCE_DIR [GEN_LOG [EMBED_MPI]]
 #
 # Skipped (exit 77, with a message) when mpirun is missing or stc was built
 # without MPI.  Parts:
@@ -27,14 +27,21 @@
 #    other ranks' per-stage --stats, --profile and --trace.)
 #    Each must end non-zero, with a message naming the rank, within its
 #    timeout, and what stdout got must be a prefix of the full output.
+# 3. A C host on every rank (examples/embed_mpi.c, libstc_mpi): at -np 1,
+#    2 and 3 with 1 and 2 workers it prints what it prints as one process
+#    (a C thread, which runs on rank 0 only, and a replicated stage), its
+#    batches went to other ranks, and a program error gives the same
+#    message and exit code on every rank count.
 set -u
-STC=${1:?usage: run.sh STC SOURCE_DIR [GEN_LOG]}
-SRC=${2:?usage: run.sh STC SOURCE_DIR [GEN_LOG]}
+STC=${1:?usage: run.sh STC SOURCE_DIR [GEN_LOG [EMBED_MPI]]}
+SRC=${2:?usage: run.sh STC SOURCE_DIR [GEN_LOG [EMBED_MPI]]}
 GEN_LOG=${3:-}
+EMBED=${4:-}
 # Absolute: the runs happen in a directory of their own.
 STC=$(cd "$(dirname "$STC")" && pwd)/$(basename "$STC")
 SRC=$(cd "$SRC" && pwd)
 [ -n "$GEN_LOG" ] && GEN_LOG=$(cd "$(dirname "$GEN_LOG")" && pwd)/$(basename "$GEN_LOG")
+[ -n "$EMBED" ] && EMBED=$(cd "$(dirname "$EMBED")" && pwd)/$(basename "$EMBED")
 
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "mpi: SKIPPED: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"
@@ -373,6 +380,40 @@ fault "rank 1 cannot start" 60 "rank 1" \
     "${MPIRUN[@]}" -np 1 "$STC" run --mpi --input "$tmp/fifo" "$tmp/s.stc" : -np 1 "$tmp/no-such-stc"
 fault "rank 2 fails to receive the program" 60 "stc: rank 2: .*failed" \
     env STC_TEST_MPI_FAIL=2 "${MPIRUN[@]}" -np 3 "$STC" run --mpi --input "$tmp/fifo" "$tmp/s.stc"
+
+# ---- 3. a C host on every rank (stc_mpi_run) ------------------------------------
+
+if [ -n "$EMBED" ]; then
+    # One process, no mpirun (MPI's singleton): what every rank count must
+    # print (leak checking off, as for the ranks: Open MPI's own leaks).
+    one=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout -k 5 120 "$EMBED")
+    (cd "$tmp" && "${one[@]}" --workers 2 >one.out 2>one.err </dev/null)
+    code=$?
+    grep -q '^result: (20000, ' "$tmp/one.out" && [ $code -eq 0 ] || bad "embed_mpi as one process: exit $code: $(cat "$tmp/one.out" "$tmp/one.err")"
+    (cd "$tmp" && "${one[@]}" --fail >onefail.out 2>onefail.err </dev/null)
+    want=$?
+    [ $want -ne 0 ] && grep -q 'division by zero (smap item 12345)' "$tmp/onefail.err" ||
+        bad "embed_mpi --fail as one process: exit $want: $(cat "$tmp/onefail.err")"
+    for k in 1 2 3; do
+        for n in 1 2; do
+            (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np $k "$EMBED" --workers $n --stats >mpi.out 2>mpi.err </dev/null)
+            code=$?
+            batches=$(sed -n 's/^embed_mpi: remote batches \([0-9]*\)$/\1/p' "$tmp/mpi.err")
+            # at one rank nothing can go; at 2 and 3, the replicated stage's batches do
+            if [ $code -eq 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" &&
+                { { [ $k -eq 1 ] && [ "${batches:-x}" = 0 ]; } || { [ $k -gt 1 ] && [ "${batches:-0}" -gt 0 ]; }; }; then
+                passed=$((passed + 1))
+            else bad "embed_mpi -np $k --workers $n: exit $code, output $(cmp -s "$tmp/one.out" "$tmp/mpi.out" && echo same || echo differs), $(head -c 300 "$tmp/mpi.err")"; fi
+        done
+        (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np $k "$EMBED" --fail --workers 2 >mpi.out 2>mpi.err </dev/null)
+        code=$?
+        if [ $code -eq $want ] && cmp -s "$tmp/onefail.out" "$tmp/mpi.out" && cmp -s "$tmp/onefail.err" "$tmp/mpi.err"; then
+            passed=$((passed + 1))
+        else bad "embed_mpi --fail -np $k: exit $code (one process $want): $(head -c 300 "$tmp/mpi.err")"; fi
+    done
+else
+    echo "mpi: part 3 (embed_mpi) not run: no EMBED_MPI given" >&3
+fi
 
 echo "mpi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
