@@ -94,9 +94,15 @@ static int mpi_start(void *ud, const void *req, size_t len, stc__mpi_done_fn *do
     stc_mpi *m = ud;
     if (len > INT_MAX) return STC_ELIMIT; /* runs on rank 0 */
     pthread_mutex_lock(&m->lock);
+    /* Not to a rank with batches of a serial stage it owns away: it
+     * answers in order, one at a time, so this batch would wait behind
+     * them (milliseconds each, or they would not have gone) while rank 0
+     * could run it at once (docs/DESIGN.md 7c, "conditional"). */
     int peer = -1;
     for (int r = 1; r < m->size; r++)
-        if (m->peers[r].away < STC_MPI_CREDITS && (peer < 0 || m->peers[r].away < m->peers[peer].away)) peer = r;
+        if (m->peers[r].away < STC_MPI_CREDITS && m->peers[r].fcount == 0 &&
+            (peer < 0 || m->peers[r].away < m->peers[peer].away))
+            peer = r;
     if (peer < 0 || m->stop) {
         m->kept++;
         pthread_mutex_unlock(&m->lock);
