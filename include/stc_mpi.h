@@ -18,9 +18,11 @@
  * is done.  Stages that call a C thread always run on rank 0.
  *
  * Errors are negative codes (stc_strerror).  A failing MPI call during a
- * run (a dead peer, a broken link) is not an error a run can recover
- * from: the rank says so on its fault descriptor ("stc: rank R: WHAT
- * failed: REASON") and ends the job with MPI_Abort, as a dead rank does. */
+ * run (a dead peer, a broken link), or memory running out where a batch
+ * can no longer be refused, is not an error a run can recover from (a
+ * peer may hold an owned stage's state): the rank says so on its fault
+ * descriptor ("stc: rank R: WHAT failed: REASON") and ends the job with
+ * MPI_Abort (code 71), as a dead rank would. */
 #ifndef STC_MPI_H
 #define STC_MPI_H
 
@@ -77,20 +79,21 @@ int stc_mpi_size(const stc_mpi *m);
  * opts.local, or without MPI threading support.  Its transport thread
  * starts here. */
 const stc_remote *stc_mpi_remote(stc_mpi *m);
-/* Rank 0, once its runs are over: tells every other rank to stop serving.
- * 0, or (after MPI_Abort) STC_EIO. */
+/* Rank 0, once its runs are over: tells every other rank to stop serving
+ * (the transport thread ends first).  0, or STC_EINVAL on another rank. */
 int stc_mpi_stop(stc_mpi *m);
 
 /* Every other rank: answers rank 0's batches with server (NULL: refuses
  * them, and rank 0 runs them) until rank 0 stops.  The caller keeps the
- * server, e.g. to read its counts (stc_remote_server_stage).  0, or (after
- * MPI_Abort) STC_EIO. */
+ * server, e.g. to read its counts (stc_remote_server_stage).  0, or
+ * STC_EINVAL on rank 0. */
 int stc_mpi_serve(stc_mpi *m, stc_remote_server *server);
 
 /* After the stop, a serving rank may send rank 0 one report of its own
  * (the stc command's per-stage counts and spans), and rank 0 takes each
  * rank's with stc_mpi_take_report (*data malloc'd; an empty report is NULL
- * and 0).  Both 0, or STC_ENOMEM, or (after MPI_Abort) STC_EIO. */
+ * and 0); both sides must agree to exchange them.  0, or STC_EINVAL (the
+ * wrong rank), STC_ELIMIT (over 2 GiB). */
 int stc_mpi_send_report(stc_mpi *m, const void *data, size_t len);
 int stc_mpi_take_report(stc_mpi *m, int rank, void **data, size_t *len);
 
