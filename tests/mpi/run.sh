@@ -69,6 +69,11 @@ MPIRUN+=("${extra[@]}")
 exec 3>&2 # the script's own notes, while a run's stderr goes elsewhere
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Open MPI's session directories under $tmp, not the shared /tmp/ompi.HOST.UID:
+# there a job ending removes the top directory while another mpirun of the
+# same user (a concurrent test) creates its own in it, and that mpirun fails
+# ("ORTE_ERROR_LOG: Error in file .../session_dir.c at line 107").
+export OMPI_MCA_orte_tmpdir_base="$tmp"
 passed=0 failed=0
 bad() { echo "mpi: FAIL: $*"; failed=$((failed + 1)); }
 
