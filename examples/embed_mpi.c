@@ -12,7 +12,7 @@
  *   mpirun -np 3 ./embed_mpi [--workers N] [--stats] [--fail]
  *
  * --stats: rank 0 says on standard error how many batches went to other
- * ranks.  --fail: a program whose replicated stage divides by zero at item
+ * ranks, and every rank what stc_mpi_run returned there.  --fail: a program whose replicated stage divides by zero at item
  * 12345, for the same error at every rank count.  Exit code: 0, or 70
  * when the run failed (on every rank: they all get rank 0's code). */
 #include <stdint.h>
@@ -123,6 +123,7 @@ int main(int argc, char **argv)
 
     /* Every rank: rank 0 runs, the others serve; all get rank 0's code. */
     rc = stc_mpi_run(prog, &(stc_run_opts){.workers = workers}, comm, &res);
+    if (stats) fprintf(stderr, "embed_mpi: rank %d: stc_mpi_run returned %d\n", rank, rc);
     status = 0;
     if (rank == 0 && rc == 0) {
         status = print_result(res) == 0 ? 0 : 1;

@@ -31,7 +31,8 @@
 #    2 and 3 with 1 and 2 workers it prints what it prints as one process
 #    (a C thread, which runs on rank 0 only, and a replicated stage), its
 #    batches went to other ranks, and a program error gives the same
-#    message and exit code on every rank count.
+#    message and exit code on every rank count; every rank's stc_mpi_run
+#    returned rank 0's code.
 set -u
 STC=${1:?usage: run.sh STC SOURCE_DIR [GEN_LOG [EMBED_MPI]]}
 SRC=${2:?usage: run.sh STC SOURCE_DIR [GEN_LOG [EMBED_MPI]]}
@@ -409,24 +410,29 @@ if [ -n "$EMBED" ]; then
     (cd "$tmp" && "${one[@]}" --workers 2 >one.out 2>one.err </dev/null)
     code=$?
     grep -q '^result: (20000, ' "$tmp/one.out" && [ $code -eq 0 ] || bad "embed_mpi as one process: exit $code: $(cat "$tmp/one.out" "$tmp/one.err")"
-    (cd "$tmp" && "${one[@]}" --fail >onefail.out 2>onefail.err </dev/null)
+    (cd "$tmp" && "${one[@]}" --fail --stats >onefail.out 2>onefail.all </dev/null)
     want=$?
-    [ $want -ne 0 ] && grep -q 'division by zero (smap item 12345)' "$tmp/onefail.err" ||
-        bad "embed_mpi --fail as one process: exit $want: $(cat "$tmp/onefail.err")"
+    grep -v ' returned ' "$tmp/onefail.all" >"$tmp/onefail.err"
+    fail_rc=$(sed -n 's/^embed_mpi: rank 0: stc_mpi_run returned \(-[0-9]*\)$/\1/p' "$tmp/onefail.all")
+    [ $want -ne 0 ] && [ -n "$fail_rc" ] && grep -q 'division by zero (smap item 12345)' "$tmp/onefail.err" ||
+        bad "embed_mpi --fail as one process: exit $want: $(cat "$tmp/onefail.all")"
+    # every_rank K RC: each of the K ranks said its stc_mpi_run returned RC
+    every_rank() { [ "$(grep -c "^embed_mpi: rank [0-9]*: stc_mpi_run returned $2\$" "$tmp/mpi.err")" -eq "$1" ]; }
     for k in 1 2 3; do
         for n in 1 2; do
             (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np $k "$EMBED" --workers $n --stats >mpi.out 2>mpi.err </dev/null)
             code=$?
             batches=$(sed -n 's/^embed_mpi: remote batches \([0-9]*\)$/\1/p' "$tmp/mpi.err")
             # at one rank nothing can go; at 2 and 3, the replicated stage's batches do
-            if [ $code -eq 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" &&
+            if [ $code -eq 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" && every_rank $k 0 &&
                 { { [ $k -eq 1 ] && [ "${batches:-x}" = 0 ]; } || { [ $k -gt 1 ] && [ "${batches:-0}" -gt 0 ]; }; }; then
                 passed=$((passed + 1))
             else bad "embed_mpi -np $k --workers $n: exit $code, output $(cmp -s "$tmp/one.out" "$tmp/mpi.out" && echo same || echo differs), $(head -c 300 "$tmp/mpi.err")"; fi
         done
-        (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np $k "$EMBED" --fail --workers 2 >mpi.out 2>mpi.err </dev/null)
+        (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np $k "$EMBED" --fail --stats --workers 2 >mpi.out 2>mpi.err </dev/null)
         code=$?
-        if [ $code -eq $want ] && cmp -s "$tmp/onefail.out" "$tmp/mpi.out" && cmp -s "$tmp/onefail.err" "$tmp/mpi.err"; then
+        if [ $code -eq $want ] && cmp -s "$tmp/onefail.out" "$tmp/mpi.out" && every_rank $k "$fail_rc" &&
+            grep -v ' returned ' "$tmp/mpi.err" | cmp -s "$tmp/onefail.err" -; then
             passed=$((passed + 1))
         else bad "embed_mpi --fail -np $k: exit $code (one process $want): $(head -c 300 "$tmp/mpi.err")"; fi
     done
