@@ -9,7 +9,7 @@
  *   stream.c  a run's input lines, result lines and progress line
  *   input.c   input lines read from files and pipes
  *   output.c  standard output written with write(2), its errors
- *   cluster.c stc run --mpi: the ranks of an MPI job
+ *   cluster.c stc run --mpi: the ranks of an MPI job (over libstc_mpi)
  *   ranks.c   what the other ranks did: their --stats, --profile, --trace
  *   report.c  messages and exit codes for failures
  *   args.c    argv into a cli_args, the exit codes */

@@ -91,6 +91,41 @@ for exe in embed_shared embed_static; do
     diff -u "$src/examples/embed.expected" "$tmp/out_$exe" || fail "find_package $exe: wrong output"
 done
 
+# libstc_mpi, when stc was built with MPI (the package above needed none):
+# examples/embed_mpi.c built against the installed files with mpicc and
+# pkg-config, and with find_package(stc COMPONENTS mpi), run as one
+# process (MPI's singleton), prints what the build tree's copy prints.
+mpi_note=""
+if [ -e "$prefix/include/stc_mpi.h" ]; then
+    for f in "$libdir/libstc_mpi.a" "$libdir/libstc_mpi.so" "$libdir/pkgconfig/stc_mpi.pc" \
+             "$libdir/cmake/stc/stcMpiTargets.cmake"; do
+        [ -e "$prefix/$f" ] || fail "missing $f (stc was built with MPI)"
+    done
+    if command -v mpicc >/dev/null 2>&1 && [ -x "$build/embed_mpi_example" ]; then
+        export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # Open MPI's own leaks
+        "$build/embed_mpi_example" --workers 2 >"$tmp/out_mpi_build" || fail "embed_mpi_example failed"
+        OMPI_CC="$cc" mpicc "${san[@]}" -std=c11 -Wall -Wextra -Werror "$src/examples/embed_mpi.c" \
+            $(pkg-config --cflags --libs stc_mpi) -o "$tmp/embed_mpi_pc"
+        LD_LIBRARY_PATH="$prefix/$libdir" "$tmp/embed_mpi_pc" --workers 2 >"$tmp/out_mpi_pc"
+        diff -u "$tmp/out_mpi_build" "$tmp/out_mpi_pc" || fail "pkg-config stc_mpi build: wrong output"
+        mkdir -p "$tmp/consumer_mpi"
+        printf '%s\n' 'cmake_minimum_required(VERSION 3.16)' 'project(consumer_mpi C)' \
+            'find_package(stc 0.1 REQUIRED COMPONENTS mpi)' \
+            "add_executable(embed_mpi \"$src/examples/embed_mpi.c\")" \
+            'target_link_libraries(embed_mpi PRIVATE stc::stc_mpi)' >"$tmp/consumer_mpi/CMakeLists.txt"
+        cmake -S "$tmp/consumer_mpi" -B "$tmp/consumer_mpi/build" -DCMAKE_PREFIX_PATH="$prefix" \
+            -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${san[*]}" -DCMAKE_EXE_LINKER_FLAGS="${san[*]}" \
+            >"$tmp/consumer_mpi.log" 2>&1 || { cat "$tmp/consumer_mpi.log"; fail "find_package(stc COMPONENTS mpi) configure"; }
+        cmake --build "$tmp/consumer_mpi/build" >>"$tmp/consumer_mpi.log" 2>&1 || {
+            cat "$tmp/consumer_mpi.log"
+            fail "find_package(stc COMPONENTS mpi) build"
+        }
+        "$tmp/consumer_mpi/build/embed_mpi" --workers 2 >"$tmp/out_mpi_cmake"
+        diff -u "$tmp/out_mpi_build" "$tmp/out_mpi_cmake" || fail "find_package stc::stc_mpi: wrong output"
+        mpi_note=", libstc_mpi by pkg-config and find_package(stc COMPONENTS mpi)"
+    fi
+fi
+
 # The README's embedding commands, exactly as written there (the block after
 # its "tests/install/run.sh runs" comment), in a copy of the repository's
 # layout with HOME in the temporary directory and no LD_LIBRARY_PATH: the
@@ -112,4 +147,4 @@ cc_def="cc() { command \"$cc\" ${san[*]} \"\$@\"; }"
 tail -n "$(wc -l <"$src/examples/embed.expected")" "$tmp/readme.out" | diff -u "$src/examples/embed.expected" - ||
     fail "the README's embedding commands: wrong output"
 
-echo "install: ok (pkg-config shared+static, find_package stc::stc and stc::stc_static, the README's commands)"
+echo "install: ok (pkg-config shared+static, find_package stc::stc and stc::stc_static, the README's commands$mpi_note)"

@@ -2,7 +2,7 @@
 # tests/mpi/run.sh - `stc run --mpi` under mpirun gives exactly what `stc run`
 # gives on one machine, and a failing rank ends the run (issue 14 items 3, 4).
 #
-#   bash tests/mpi/run.sh STC SOURCE_DIR [GEN_LOG]
+#   bash tests/mpi/run.sh STC SOURCE_DIR [GEN_LOG [EMBED_MPI]]
 #
 # Skipped (exit 77, with a message) when mpirun is missing or stc was built
 # without MPI.  Parts:
@@ -27,14 +27,22 @@
 #    other ranks' per-stage --stats, --profile and --trace.)
 #    Each must end non-zero, with a message naming the rank, within its
 #    timeout, and what stdout got must be a prefix of the full output.
+# 3. A C host on every rank (examples/embed_mpi.c, libstc_mpi): at -np 1,
+#    2 and 3 with 1 and 2 workers it prints what it prints as one process
+#    (a C thread, which runs on rank 0 only, and a replicated stage), its
+#    batches went to other ranks, and a program error gives the same
+#    message and exit code on every rank count; every rank's stc_mpi_run
+#    returned rank 0's code.
 set -u
-STC=${1:?usage: run.sh STC SOURCE_DIR [GEN_LOG]}
-SRC=${2:?usage: run.sh STC SOURCE_DIR [GEN_LOG]}
+STC=${1:?usage: run.sh STC SOURCE_DIR [GEN_LOG [EMBED_MPI]]}
+SRC=${2:?usage: run.sh STC SOURCE_DIR [GEN_LOG [EMBED_MPI]]}
 GEN_LOG=${3:-}
+EMBED=${4:-}
 # Absolute: the runs happen in a directory of their own.
 STC=$(cd "$(dirname "$STC")" && pwd)/$(basename "$STC")
 SRC=$(cd "$SRC" && pwd)
 [ -n "$GEN_LOG" ] && GEN_LOG=$(cd "$(dirname "$GEN_LOG")" && pwd)/$(basename "$GEN_LOG")
+[ -n "$EMBED" ] && EMBED=$(cd "$(dirname "$EMBED")" && pwd)/$(basename "$EMBED")
 
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "mpi: SKIPPED: mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"
@@ -62,6 +70,11 @@ MPIRUN+=("${extra[@]}")
 exec 3>&2 # the script's own notes, while a run's stderr goes elsewhere
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Open MPI's session directories under $tmp, not the shared /tmp/ompi.HOST.UID:
+# there a job ending removes the top directory while another mpirun of the
+# same user (a concurrent test) creates its own in it, and that mpirun fails
+# ("ORTE_ERROR_LOG: Error in file .../session_dir.c at line 107").
+export OMPI_MCA_orte_tmpdir_base="$tmp"
 passed=0 failed=0
 bad() { echo "mpi: FAIL: $*"; failed=$((failed + 1)); }
 
@@ -293,6 +306,20 @@ serial_on() {
 # A paper benchmark under the cost model: f and h take ~4 ms an item, so
 # one goes to rank 1 and one stays on rank 0 (round robin over the ranks).
 serial_on "$SRC/bench/paper/comp_write.stc" 2 1 STC_MPI_SERIAL_NS=0 "comp_write -np 2 --workers 1 (cost model)"
+# conditional: f goes to rank 1, h stays; the cheap replicated `if` stage
+# must not queue behind f's batches there (each waited for up to 4 of f's
+# milliseconds-long items while h on rank 0 waited for it): while rank 1
+# has f's batches away the `if` batches stay on rank 0 (33-37 of them went
+# to rank 1 before src/mpi/transport.c kept them, 6-8 since).
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --stats --workers 1 \
+    "$SRC/bench/paper/conditional.stc" >mpi.out 2>mpi.err </dev/null)
+code=$?
+(cd "$tmp" && "$STC" run --workers 1 "$SRC/bench/paper/conditional.stc" >one.out 2>/dev/null </dev/null)
+ifb=$(sed -n 's/^stats: rank 1: stage if (line 14) .*: batches \([0-9]*\), items.*/\1/p' "$tmp/mpi.err")
+fb=$(sed -n 's/^stats: rank 1: stage f (line 14) .*: batches \([0-9]*\), items.*/\1/p' "$tmp/mpi.err")
+if [ $code -eq 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" && [ "${fb:-0}" -gt 0 ] && [ "${ifb:-99}" -lt 16 ]; then
+    passed=$((passed + 1))
+else bad "conditional -np 2 --workers 1: exit $code, f's batches on rank 1 ${fb:-none}, the if stage's ${ifb:-none} (want < 16)"; fi
 # logstats' serial stages cost ~1 us a line (the model keeps them on rank 0):
 # placed anyway (-1), they run on rank 1 and the output is the same.
 if [ -n "$GEN_LOG" ]; then
@@ -373,6 +400,45 @@ fault "rank 1 cannot start" 60 "rank 1" \
     "${MPIRUN[@]}" -np 1 "$STC" run --mpi --input "$tmp/fifo" "$tmp/s.stc" : -np 1 "$tmp/no-such-stc"
 fault "rank 2 fails to receive the program" 60 "stc: rank 2: .*failed" \
     env STC_TEST_MPI_FAIL=2 "${MPIRUN[@]}" -np 3 "$STC" run --mpi --input "$tmp/fifo" "$tmp/s.stc"
+
+# ---- 3. a C host on every rank (stc_mpi_run) ------------------------------------
+
+if [ -n "$EMBED" ]; then
+    # One process, no mpirun (MPI's singleton): what every rank count must
+    # print (leak checking off, as for the ranks: Open MPI's own leaks).
+    one=(env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout -k 5 120 "$EMBED")
+    (cd "$tmp" && "${one[@]}" --workers 2 >one.out 2>one.err </dev/null)
+    code=$?
+    grep -q '^result: (20000, ' "$tmp/one.out" && [ $code -eq 0 ] || bad "embed_mpi as one process: exit $code: $(cat "$tmp/one.out" "$tmp/one.err")"
+    (cd "$tmp" && "${one[@]}" --fail --stats >onefail.out 2>onefail.all </dev/null)
+    want=$?
+    grep -v ' returned ' "$tmp/onefail.all" >"$tmp/onefail.err"
+    fail_rc=$(sed -n 's/^embed_mpi: rank 0: stc_mpi_run returned \(-[0-9]*\)$/\1/p' "$tmp/onefail.all")
+    [ $want -ne 0 ] && [ -n "$fail_rc" ] && grep -q 'division by zero (smap item 12345)' "$tmp/onefail.err" ||
+        bad "embed_mpi --fail as one process: exit $want: $(cat "$tmp/onefail.all")"
+    # every_rank K RC: each of the K ranks said its stc_mpi_run returned RC
+    every_rank() { [ "$(grep -c "^embed_mpi: rank [0-9]*: stc_mpi_run returned $2\$" "$tmp/mpi.err")" -eq "$1" ]; }
+    for k in 1 2 3; do
+        for n in 1 2; do
+            (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np $k "$EMBED" --workers $n --stats >mpi.out 2>mpi.err </dev/null)
+            code=$?
+            batches=$(sed -n 's/^embed_mpi: remote batches \([0-9]*\)$/\1/p' "$tmp/mpi.err")
+            # at one rank nothing can go; at 2 and 3, the replicated stage's batches do
+            if [ $code -eq 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" && every_rank $k 0 &&
+                { { [ $k -eq 1 ] && [ "${batches:-x}" = 0 ]; } || { [ $k -gt 1 ] && [ "${batches:-0}" -gt 0 ]; }; }; then
+                passed=$((passed + 1))
+            else bad "embed_mpi -np $k --workers $n: exit $code, output $(cmp -s "$tmp/one.out" "$tmp/mpi.out" && echo same || echo differs), $(head -c 300 "$tmp/mpi.err")"; fi
+        done
+        (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np $k "$EMBED" --fail --stats --workers 2 >mpi.out 2>mpi.err </dev/null)
+        code=$?
+        if [ $code -eq $want ] && cmp -s "$tmp/onefail.out" "$tmp/mpi.out" && every_rank $k "$fail_rc" &&
+            grep -v ' returned ' "$tmp/mpi.err" | cmp -s "$tmp/onefail.err" -; then
+            passed=$((passed + 1))
+        else bad "embed_mpi --fail -np $k: exit $code (one process $want): $(head -c 300 "$tmp/mpi.err")"; fi
+    done
+else
+    echo "mpi: part 3 (embed_mpi) not run: no EMBED_MPI given" >&3
+fi
 
 echo "mpi: $passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
