@@ -498,6 +498,15 @@ int stc__eval_parse_piece(eval_ctx *cx, ir_builtin bi, ir_loc loc, stc_value s, 
     const char *d = val_as_str(s)->data + from;
     size_t len = to - from;
     double f;
+    if (bi == BI_PARSE_INT && len > 0 && len <= 18) { /* digits only: str_int_bytes' first case, inline */
+        int64_t v = 0;
+        size_t i = 0;
+        for (; i < len && (unsigned)(d[i] - '0') <= 9; i++) v = v * 10 + (d[i] - '0');
+        if (i == len) {
+            *out = eval_int(v);
+            return 0;
+        }
+    }
     int64_t i;
     if (bi == BI_PARSE_INT && str_int_bytes(d, len, &i) == STR_INT_OK) {
         *out = eval_int(i);
