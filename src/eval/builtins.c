@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "eval/eval_internal.h"
 #include "util/buf.h"
@@ -333,6 +334,18 @@ static EVAL_NOINLINE int eval_x_words(eval_ctx *cx, const ir_expr *e, eval_frame
                                       unsigned *own, stc_value *out)
 {
     const val_str *vs = val_as_str(a[0]);
+    if (e->xslot == EVAL_XW_SLICE) { /* slice(v, i, j) in a tail position */
+        if (a[1].tag != STC_T_INT || a[2].tag != STC_T_INT || cx->hooks || !eval_unique(a[0]))
+            return eval_simple(cx, BI_SLICE, e->u.call.callee_loc, a, out);
+        int64_t i = a[1].as.i, j = a[2].as.i;
+        if (i < 0 || j < i || (uint64_t)j > vs->len) return stc__eval_slice(cx, e->u.call.callee_loc, a[0], i, j, out);
+        val_str *w = val_as_str(a[0]); /* held by v's slot alone, which nothing reads again */
+        if (i > 0) memmove(w->data, w->data + i, (size_t)(j - i));
+        w->len = (size_t)(j - i);
+        w->data[w->len] = '\0';
+        *out = val_retain(a[0]);
+        return 0;
+    }
     stc_value *h = &fr->slots[e->xslot - 1];
     switch (e->u.call.callee.index) {
     case BI_WORDS:
@@ -389,7 +402,7 @@ int stc__eval_builtin_x(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_valu
         own |= (unsigned)owned << i;
     }
     if (rc == 0)
-        rc = e->xslot > 0 && a[0].tag == STC_T_STR
+        rc = (e->xslot > 0 || e->xslot == EVAL_XW_SLICE) && a[0].tag == STC_T_STR
                  ? eval_x_words(cx, e, fr, a, &own, out)
                  : eval_simple(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, a, out);
     for (int i = 0; own; i++, own >>= 1)

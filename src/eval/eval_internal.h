@@ -308,6 +308,14 @@ enum {
  * EVAL_XW_PARSE, parses the word in place.  Each falls back to the
  * generic builtin when the slot holds a list after all. */
 #define EVAL_XW_PARSE (-1)
+/* A slice(v, i, j) of form EVAL_X_BUILTIN in a tail position of a
+ * function's body (its value is the body's: nothing of the function
+ * reads v after it), v a variable: xslot EVAL_XW_SLICE.  When v's string
+ * is held by v's slot alone (eval_unique) and not in main's context
+ * (hooks), the slice is cut in that string's own block and the string
+ * is the result (builtins.c): minute's slice(ts, 0, 16) of a word made
+ * for it. */
+#define EVAL_XW_SLICE (-2)
 
 /* ---- The node evaluators (eval.c dispatches; one module each) ----------
  * Each evaluates node e in frame fr into *out (unit on entry) at the depth

@@ -182,11 +182,36 @@ static void prep_words(ir_fun *fn, ir_expr *e)
     }
 }
 
+/* EVAL_XW_SLICE: the slices of a variable in e's tail positions. */
+static void prep_tail_slice(ir_expr *e)
+{
+    while (e) {
+        switch (e->kind) {
+        case IR_LET:
+        case IR_LETTUPLE: e = e->b; break;
+        case IR_IF:
+            prep_tail_slice(e->b);
+            e = e->c;
+            break;
+        case IR_CASE:
+            for (int i = 0; i < e->u.cas.nalts; i++) prep_tail_slice(e->u.cas.alts[i].body);
+            return;
+        case IR_CALL:
+            if (e->xop == EVAL_X_BUILTIN && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SLICE &&
+                e->u.call.args[0]->kind == IR_VAR && e->xslot == 0)
+                e->xslot = EVAL_XW_SLICE;
+            return;
+        default: return;
+        }
+    }
+}
+
 static void prep_fun(const ir_program *p, ir_fun *fn)
 {
     if (fn && fn->body) {
         prep_expr(p, fn->body);
         prep_words(fn, fn->body);
+        prep_tail_slice(fn->body);
     }
 }
 
