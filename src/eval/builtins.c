@@ -349,19 +349,19 @@ static EVAL_NOINLINE int eval_x_words(eval_ctx *cx, const ir_expr *e, eval_frame
     stc_value *h = &fr->slots[e->xslot - 1];
     switch (e->u.call.callee.index) {
     case BI_WORDS:
-        stc__words_pack(vs, h); /* (the slots hold no heap value) */
+        stc__str_words_pack(vs, h); /* (the slots hold no heap value) */
         *out = *own & 1u ? a[0] : val_retain(a[0]);
         *own &= ~1u;
         return 0;
-    case BI_LEN: *out = eval_int((int64_t)stc__words_count(vs, h)); return 0;
+    case BI_LEN: *out = eval_int((int64_t)stc__str_words_count(vs, h)); return 0;
     default: { /* BI_NTH */
         if (a[1].tag != STC_T_INT) return eval_bad(cx, e->u.call.callee_loc, "nth"); /* as eval_simple */
-        size_t n = stc__words_count(vs, h), from, to;
+        size_t n = stc__str_words_count(vs, h), from, to;
         int64_t i = a[1].as.i;
         if (i < 0 || (uint64_t)i >= n)
             return stc__eval_error(cx, STC_ERUNTIME, e->u.call.callee_loc,
                                    "nth: index %" PRId64 " out of range for a list of length %zu", i, n);
-        stc__words_bounds(vs, h, (size_t)i, &from, &to);
+        stc__str_words_bounds(vs, h, (size_t)i, &from, &to);
         stc_value v = from == 0 && to == vs->len ? val_retain(a[0]) : val_str_new(vs->data + from, to - from);
         if (v.tag == STC_T_INVALID) return stc__eval_oom(cx, e->u.call.callee_loc);
         *out = v;
@@ -383,9 +383,9 @@ static inline bool eval_x_parse_word(eval_ctx *cx, const ir_expr *e, eval_frame 
         return false;
     const val_str *vs = val_as_str(s);
     const stc_value *h = &fr->slots[nth->xslot - 1];
-    if ((uint64_t)k.as.i >= stc__words_count(vs, h)) return false;
+    if ((uint64_t)k.as.i >= stc__str_words_count(vs, h)) return false;
     size_t from, to;
-    stc__words_bounds(vs, h, (size_t)k.as.i, &from, &to);
+    stc__str_words_bounds(vs, h, (size_t)k.as.i, &from, &to);
     *rc = stc__eval_parse_piece(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, s, from, to, out);
     return true;
 }

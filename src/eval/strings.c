@@ -104,7 +104,7 @@ static inline bool str_next_word(const char *d, size_t len, size_t *i, size_t *f
 /* Words whose bounds one scan keeps on the C stack; a line with more is
  * scanned again from there for the rest. */
 #define STR_WORDS_INLINE 32
-/* Word starts a words summary keeps (stc__words_pack). */
+/* Word starts a words summary keeps (stc__str_words_pack). */
 #define STR_WORDS_PACKED 7
 
 int stc__eval_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
@@ -156,7 +156,7 @@ static inline uint64_t str_le64(const uint8_t *b)
            (uint64_t)b[4] << 32 | (uint64_t)b[5] << 40 | (uint64_t)b[6] << 48 | (uint64_t)b[7] << 56;
 }
 
-void stc__words_pack(const val_str *vs, stc_value *h)
+void stc__str_words_pack(const val_str *vs, stc_value *h)
 {
     uint8_t b[16]; /* h[0]'s bytes, then h[1]'s */
     memset(b, 255, sizeof b);
@@ -173,14 +173,14 @@ void stc__words_pack(const val_str *vs, stc_value *h)
     h[1] = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)str_le64(b + 8)};
 }
 
-size_t stc__words_count_scan(const val_str *vs)
+size_t stc__str_words_count_scan(const val_str *vs)
 {
     size_t n = 0, i = 0, from, to;
     while (str_next_word(vs->data, vs->len, &i, &from, &to)) n++;
     return n;
 }
 
-void stc__words_bounds_scan(const val_str *vs, const stc_value *h, size_t k, size_t *from, size_t *to)
+void stc__str_words_bounds_scan(const val_str *vs, const stc_value *h, size_t k, size_t *from, size_t *to)
 {
     size_t i = 0, j = 0;
     if (h[0].tag == STC_T_INT && h[1].tag == STC_T_INT) { /* from the end of the last word kept */
