@@ -136,8 +136,10 @@ static int prep_words_uses(ir_expr *e, const ir_var *v, int xslot)
 
 /* `let w = words(s) in B` in fn's body e whose B reads w only as len(w)
  * and nth(w, K): the words form, with two slots added to fn's frame for
- * the summary.  Not into lambdas (prep_fun does each) nor binop operands
- * (as prep_reuse). */
+ * the summary, unless they would take a frame on the C stack past
+ * EVAL_FRAME_SMALL (a malloc'd frame per call costs more than the list).
+ * Not into lambdas (prep_fun does each) nor binop operands (as
+ * prep_reuse). */
 static void prep_words(ir_fun *fn, ir_expr *e)
 {
     if (!e) return;
@@ -147,7 +149,8 @@ static void prep_words(ir_fun *fn, ir_expr *e)
         ir_expr *c = e->a;
         ir_var *w = e->u.let.nbinders == 1 ? e->u.let.binders[0] : NULL;
         if (w && w->slot >= 0 && c->kind == IR_CALL && c->xop == EVAL_X_BUILTIN && c->u.call.kind == CALL_BUILTIN &&
-            c->u.call.callee.index == BI_WORDS && c->xslot == 0 && fn->nslots < INT_MAX - 2) {
+            c->u.call.callee.index == BI_WORDS && c->xslot == 0 && fn->nslots < INT_MAX - 2 &&
+            (fn->nslots + 2 <= EVAL_FRAME_SMALL || fn->nslots > EVAL_FRAME_SMALL)) {
             int uses = prep_words_uses(e->b, w, 0);
             if (uses > 0 && stc__ir_expr_count_uses(e->b, w, uses + 1) == uses) {
                 c->xslot = fn->nslots + 1; /* two new slots, the first plus one */
