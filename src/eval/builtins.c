@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "eval/eval_internal.h"
 #include "util/buf.h"
@@ -322,9 +323,77 @@ static inline int eval_x_arg(eval_ctx *cx, const ir_expr *a, eval_frame *fr, stc
     return stc__eval_expr(cx, a, fr, v);
 }
 
+/* ---- The words form (eval_internal.h) -------------------------------------- */
+
+/* e, words(s), len(w) or nth(w, K) of the words form, on its evaluated
+ * args a (a[0] a string: s, or w bound to s): words stores s's summary
+ * in slots xslot - 1 and xslot and gives s (moved from a[0] when owned:
+ * bit 0 of *own); len and nth read the summary.  The same values and
+ * errors as words' list would give. */
+static EVAL_NOINLINE int eval_x_words(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *a,
+                                      unsigned *own, stc_value *out)
+{
+    const val_str *vs = val_as_str(a[0]);
+    if (e->xslot == EVAL_XW_SLICE) { /* slice(v, i, j) in a tail position */
+        if (a[1].tag != STC_T_INT || a[2].tag != STC_T_INT || cx->hooks || !eval_unique(a[0]))
+            return eval_simple(cx, BI_SLICE, e->u.call.callee_loc, a, out);
+        int64_t i = a[1].as.i, j = a[2].as.i;
+        if (i < 0 || j < i || (uint64_t)j > vs->len) return stc__eval_slice(cx, e->u.call.callee_loc, a[0], i, j, out);
+        val_str *w = val_as_str(a[0]); /* held by v's slot alone, which nothing reads again */
+        if (i > 0) memmove(w->data, w->data + i, (size_t)(j - i));
+        w->len = (size_t)(j - i);
+        w->data[w->len] = '\0';
+        *out = val_retain(a[0]);
+        return 0;
+    }
+    stc_value *h = &fr->slots[e->xslot - 1];
+    switch (e->u.call.callee.index) {
+    case BI_WORDS:
+        stc__str_words_pack(vs, h); /* (the slots hold no heap value) */
+        *out = *own & 1u ? a[0] : val_retain(a[0]);
+        *own &= ~1u;
+        return 0;
+    case BI_LEN: *out = eval_int((int64_t)stc__str_words_count(vs, h)); return 0;
+    default: { /* BI_NTH */
+        if (a[1].tag != STC_T_INT) return eval_bad(cx, e->u.call.callee_loc, "nth"); /* as eval_simple */
+        size_t n = stc__str_words_count(vs, h), from, to;
+        int64_t i = a[1].as.i;
+        if (i < 0 || (uint64_t)i >= n)
+            return stc__eval_error(cx, STC_ERUNTIME, e->u.call.callee_loc,
+                                   "nth: index %" PRId64 " out of range for a list of length %zu", i, n);
+        stc__str_words_bounds(vs, h, (size_t)i, &from, &to);
+        stc_value v = from == 0 && to == vs->len ? val_retain(a[0]) : val_str_new(vs->data + from, to - from);
+        if (v.tag == STC_T_INVALID) return stc__eval_oom(cx, e->u.call.callee_loc);
+        *out = v;
+        return 0;
+    }
+    }
+}
+
+/* parse_int(nth(w, K)) or parse_float(...) of the words form, w and K
+ * variables or literals, K in range: the word parsed in place (*rc).
+ * False otherwise: the call then runs as usual (its nth gives the word
+ * as a string, or the error). */
+static inline bool eval_x_parse_word(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out, int *rc)
+{
+    const ir_expr *nth = e->u.call.args[0];
+    stc_value s, k;
+    if (!eval_x_leaf(nth->u.call.args[0], fr, &s) || !eval_x_leaf(nth->u.call.args[1], fr, &k) ||
+        s.tag != STC_T_STR || k.tag != STC_T_INT)
+        return false;
+    const val_str *vs = val_as_str(s);
+    const stc_value *h = &fr->slots[nth->xslot - 1];
+    if ((uint64_t)k.as.i >= stc__str_words_count(vs, h)) return false;
+    size_t from, to;
+    stc__str_words_bounds(vs, h, (size_t)k.as.i, &from, &to);
+    *rc = stc__eval_parse_piece(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, s, from, to, out);
+    return true;
+}
+
 int stc__eval_builtin_x(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     int n = e->u.call.nargs, rc = 0;
+    if (e->xslot == EVAL_XW_PARSE && eval_x_parse_word(cx, e, fr, out, &rc)) return rc;
     stc_value a[3]; /* eval_simple reads no more than n */
     unsigned own = 0; /* bit i: a[i] is owned (most args are borrowed) */
     for (int i = 0; i < n; i++) {
@@ -332,7 +401,10 @@ int stc__eval_builtin_x(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_valu
         if ((rc = eval_x_arg(cx, e->u.call.args[i], fr, &a[i], &owned))) break;
         own |= (unsigned)owned << i;
     }
-    if (rc == 0) rc = eval_simple(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, a, out);
+    if (rc == 0)
+        rc = (e->xslot > 0 || e->xslot == EVAL_XW_SLICE) && a[0].tag == STC_T_STR
+                 ? eval_x_words(cx, e, fr, a, &own, out)
+                 : eval_simple(cx, (ir_builtin)e->u.call.callee.index, e->u.call.callee_loc, a, out);
     for (int i = 0; own; i++, own >>= 1)
         if (own & 1u) val_release(a[i]);
     return rc;

@@ -160,6 +160,36 @@ int stc__eval_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out);
 int stc__eval_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out);
 int stc__eval_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out);
 int stc__eval_slice(eval_ctx *cx, ir_loc loc, stc_value s, int64_t i, int64_t j, stc_value *out);
+/* The words form (EVAL_X_BUILTIN with xslot; builtins.c): a string's
+ * words summed up in two frame slots h[0..1] (strings.c), ints: h[0]'s
+ * byte 0 the count (255: 255 or more), its byte k + 1 and h[1]'s byte k
+ * the bounds of word k for k < 7 (start 255: not kept, the word ends at
+ * 255 or later).  stc__str_words_pack makes it; stc__str_words_count is the
+ * number of words of vs and stc__str_words_bounds the bounds of its word k
+ * (k below the count), read from h where it has them, else scanned
+ * again (slots that are not ints are no summary).
+ * stc__eval_parse_piece is parse_int or parse_float (bi) of bytes
+ * [from, to) of s. */
+void stc__str_words_pack(const val_str *vs, stc_value *h);
+size_t stc__str_words_count_scan(const val_str *vs);
+void stc__str_words_bounds_scan(const val_str *vs, const stc_value *h, size_t k, size_t *from, size_t *to);
+static inline size_t stc__str_words_count(const val_str *vs, const stc_value *h)
+{
+    uint64_t n = (uint64_t)h[0].as.i & 0xff;
+    return h[0].tag == STC_T_INT && n != 255 ? (size_t)n : stc__str_words_count_scan(vs);
+}
+static inline void stc__str_words_bounds(const val_str *vs, const stc_value *h, size_t k, size_t *from, size_t *to)
+{
+    unsigned sh = 8 * (unsigned)k;
+    if (k < 7 && h[0].tag == STC_T_INT && h[1].tag == STC_T_INT && ((uint64_t)h[0].as.i >> (sh + 8) & 0xff) != 255) {
+        *from = (size_t)((uint64_t)h[0].as.i >> (sh + 8) & 0xff);
+        *to = (size_t)((uint64_t)h[1].as.i >> sh & 0xff);
+        return;
+    }
+    stc__str_words_bounds_scan(vs, h, k, from, to);
+}
+int stc__eval_parse_piece(eval_ctx *cx, ir_builtin bi, ir_loc loc, stc_value s, size_t from, size_t to,
+                          stc_value *out);
 /* The library's other string builtins (slice find starts_with ends_with
  * contains lower upper trim join replace; text.c), its list builtins (fold
  * filter append reverse sort zip take drop; lists.c) and its math (abs min
@@ -267,6 +297,25 @@ enum {
     EVAL_X_TUPLE_REUSE
 };
 #define EVAL_X_SPINE 8
+/* The words form: an EVAL_X_BUILTIN call with ir_expr.xslot not 0
+ * (prepare.c, builtins.c).  In `let w = words(s) in B` where B reads w
+ * only as len(w) and nth(w, K) (not inside a lambda), the words call,
+ * with xslot = H + 1, gives s itself (bound to w) and stores in slots
+ * H and H + 1, added to the function's frame, s's words summary
+ * (stc__str_words_pack); the len and nth calls, with the same xslot, read s
+ * and the summary: no list, no string per word.  A parse_int or
+ * parse_float of such an nth of variables or literals, xslot
+ * EVAL_XW_PARSE, parses the word in place.  Each falls back to the
+ * generic builtin when the slot holds a list after all. */
+#define EVAL_XW_PARSE (-1)
+/* A slice(v, i, j) of form EVAL_X_BUILTIN in a tail position of a
+ * function's body (its value is the body's: nothing of the function
+ * reads v after it), v a variable: xslot EVAL_XW_SLICE.  When v's string
+ * is held by v's slot alone (eval_unique) and not in main's context
+ * (hooks), the slice is cut in that string's own block and the string
+ * is the result (builtins.c): minute's slice(ts, 0, 16) of a word made
+ * for it. */
+#define EVAL_XW_SLICE (-2)
 
 /* ---- The node evaluators (eval.c dispatches; one module each) ----------
  * Each evaluates node e in frame fr into *out (unit on entry) at the depth

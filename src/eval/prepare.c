@@ -5,6 +5,8 @@
  * layout, the shape of an operator's operands) is decided here.  The
  * parallel runtime evaluates sub-expressions with stc__eval_expr, which
  * reads the same marks, so every node stays runnable on its own. */
+#include <limits.h>
+
 #include "eval/eval_internal.h"
 
 /* Whether top-level call e can take calls.c's direct path: a known function
@@ -81,9 +83,139 @@ static void prep_binop(const ir_program *p, ir_expr *e)
     stc__ir_chain_free(&ch);
 }
 
+/* ---- The words form (eval_internal.h) ----------------------------------- */
+
+/* Whether e is len(v) or nth(v, K) of form EVAL_X_BUILTIN. */
+static bool prep_words_use(const ir_expr *e, const ir_var *v)
+{
+    int bi = e->u.call.callee.index;
+    return e->xop == EVAL_X_BUILTIN && e->u.call.kind == CALL_BUILTIN && (bi == BI_LEN || bi == BI_NTH) &&
+           e->u.call.args[0]->kind == IR_VAR && e->u.call.args[0]->u.var == v;
+}
+
+static bool prep_is_leaf(const ir_expr *e) { return e->kind == IR_VAR || e->kind == IR_LIT; }
+
+/* The len(v) and nth(v, K) calls in e, not inside lambdas: counted, and
+ * when xslot is not 0 given it, with the parse_int and parse_float of
+ * such an nth of leaves marked EVAL_XW_PARSE. */
+static int prep_words_uses(ir_expr *e, const ir_var *v, int xslot)
+{
+    int n = 0;
+    for (; e && e->kind == IR_BINOP; e = e->a) n += prep_words_uses(e->b, v, xslot); /* a chain's spine */
+    if (!e) return n;
+    switch (e->kind) {
+    case IR_LAMBDA: return n; /* a capture of v: more uses than these, no form */
+    case IR_CALL: {
+        for (int i = 0; i < e->u.call.nargs; i++) n += prep_words_uses(e->u.call.args[i], v, xslot);
+        if (e->kind != IR_CALL || e->u.call.kind != CALL_BUILTIN || e->xop != EVAL_X_BUILTIN) return n;
+        int bi = e->u.call.callee.index;
+        const ir_expr *a = e->u.call.nargs > 0 ? e->u.call.args[0] : NULL;
+        if (prep_words_use(e, v)) {
+            n++;
+            if (xslot) e->xslot = xslot;
+        } else if (xslot && (bi == BI_PARSE_INT || bi == BI_PARSE_FLOAT) && a->kind == IR_CALL &&
+                   a->xslot == xslot && a->u.call.callee.index == BI_NTH && prep_is_leaf(a->u.call.args[0]) &&
+                   prep_is_leaf(a->u.call.args[1])) {
+            e->xslot = EVAL_XW_PARSE;
+        }
+        return n;
+    }
+    case IR_CASE:
+        n += prep_words_uses(e->a, v, xslot);
+        for (int i = 0; i < e->u.cas.nalts; i++) n += prep_words_uses(e->u.cas.alts[i].body, v, xslot);
+        return n;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++) n += prep_words_uses(e->u.agg.items[i], v, xslot);
+        return n;
+    default:
+        return n + prep_words_uses(e->a, v, xslot) + prep_words_uses(e->b, v, xslot) +
+               prep_words_uses(e->c, v, xslot);
+    }
+}
+
+/* `let w = words(s) in B` in fn's body e whose B reads w only as len(w)
+ * and nth(w, K): the words form, with two slots added to fn's frame for
+ * the summary, unless they would take a frame on the C stack past
+ * EVAL_FRAME_SMALL (a malloc'd frame per call costs more than the list).
+ * Not into lambdas (prep_fun does each) nor binop operands (as
+ * prep_reuse). */
+static void prep_words(ir_fun *fn, ir_expr *e)
+{
+    if (!e) return;
+    switch (e->kind) {
+    case IR_LET: {
+        prep_words(fn, e->a);
+        ir_expr *c = e->a;
+        ir_var *w = e->u.let.nbinders == 1 ? e->u.let.binders[0] : NULL;
+        if (w && w->slot >= 0 && c->kind == IR_CALL && c->xop == EVAL_X_BUILTIN && c->u.call.kind == CALL_BUILTIN &&
+            c->u.call.callee.index == BI_WORDS && c->xslot == 0 && fn->nslots < INT_MAX - 2 &&
+            (fn->nslots + 2 <= EVAL_FRAME_SMALL || fn->nslots > EVAL_FRAME_SMALL)) {
+            int uses = prep_words_uses(e->b, w, 0);
+            if (uses > 0 && stc__ir_expr_count_uses(e->b, w, uses + 1) == uses) {
+                c->xslot = fn->nslots + 1; /* two new slots, the first plus one */
+                fn->nslots += 2;
+                prep_words_uses(e->b, w, c->xslot);
+            }
+        }
+        prep_words(fn, e->b);
+        return;
+    }
+    case IR_LETTUPLE:
+    case IR_IF:
+    case IR_INL:
+    case IR_INR:
+    case IR_UNOP:
+        prep_words(fn, e->a);
+        prep_words(fn, e->b);
+        prep_words(fn, e->c);
+        return;
+    case IR_CASE:
+        prep_words(fn, e->a);
+        for (int i = 0; i < e->u.cas.nalts; i++) prep_words(fn, e->u.cas.alts[i].body);
+        return;
+    case IR_CALL:
+        for (int i = 0; i < e->u.call.nargs; i++) prep_words(fn, e->u.call.args[i]);
+        return;
+    case IR_TUPLE:
+    case IR_LIST:
+        for (int i = 0; i < e->u.agg.nitems; i++) prep_words(fn, e->u.agg.items[i]);
+        return;
+    default: return;
+    }
+}
+
+/* EVAL_XW_SLICE: the slices of a variable in e's tail positions. */
+static void prep_tail_slice(ir_expr *e)
+{
+    while (e) {
+        switch (e->kind) {
+        case IR_LET:
+        case IR_LETTUPLE: e = e->b; break;
+        case IR_IF:
+            prep_tail_slice(e->b);
+            e = e->c;
+            break;
+        case IR_CASE:
+            for (int i = 0; i < e->u.cas.nalts; i++) prep_tail_slice(e->u.cas.alts[i].body);
+            return;
+        case IR_CALL:
+            if (e->xop == EVAL_X_BUILTIN && e->u.call.kind == CALL_BUILTIN && e->u.call.callee.index == BI_SLICE &&
+                e->u.call.args[0]->kind == IR_VAR && e->xslot == 0)
+                e->xslot = EVAL_XW_SLICE;
+            return;
+        default: return;
+        }
+    }
+}
+
 static void prep_fun(const ir_program *p, ir_fun *fn)
 {
-    if (fn && fn->body) prep_expr(p, fn->body);
+    if (fn && fn->body) {
+        prep_expr(p, fn->body);
+        prep_words(fn, fn->body);
+        prep_tail_slice(fn->body);
+    }
 }
 
 /* Recursion bounded by IR_MAX_DEPTH (the parser's and builder's nesting

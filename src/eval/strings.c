@@ -104,6 +104,8 @@ static inline bool str_next_word(const char *d, size_t len, size_t *i, size_t *f
 /* Words whose bounds one scan keeps on the C stack; a line with more is
  * scanned again from there for the rest. */
 #define STR_WORDS_INLINE 32
+/* Word starts a words summary keeps (stc__str_words_pack). */
+#define STR_WORDS_PACKED 7
 
 int stc__eval_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
@@ -131,6 +133,66 @@ int stc__eval_words(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
     }
     *out = r;
     return 0;
+}
+
+/* ---- words kept as bounds (the words form of EVAL_X_BUILTIN) -------------------
+ *
+ * `let w = words(s) in ...` whose w is only read by len(w) and nth(w, K)
+ * binds w to s itself and keeps in two slots of the frame beside it a
+ * summary of s's words (eval_internal.h, "the words form"): no list and
+ * no string per word is made.  A word not in the summary is found by
+ * scanning s again from the end of the last word kept.  The summary is
+ * a pure function of s. */
+
+/* The number whose byte k is b[k]. */
+static inline uint64_t str_le64(const uint8_t *b)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t x;
+    memcpy(&x, b, 8);
+    return x;
+#endif
+    return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 |
+           (uint64_t)b[4] << 32 | (uint64_t)b[5] << 40 | (uint64_t)b[6] << 48 | (uint64_t)b[7] << 56;
+}
+
+void stc__str_words_pack(const val_str *vs, stc_value *h)
+{
+    uint8_t b[16]; /* h[0]'s bytes, then h[1]'s */
+    memset(b, 255, sizeof b);
+    size_t n = 0, i = 0, from, to;
+    while (str_next_word(vs->data, vs->len, &i, &from, &to)) {
+        if (n < STR_WORDS_PACKED && to < 255) {
+            b[n + 1] = (uint8_t)from;
+            b[n + 8] = (uint8_t)to;
+        }
+        n++;
+    }
+    b[0] = (uint8_t)(n < 255 ? n : 255);
+    h[0] = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)str_le64(b)};
+    h[1] = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)str_le64(b + 8)};
+}
+
+size_t stc__str_words_count_scan(const val_str *vs)
+{
+    size_t n = 0, i = 0, from, to;
+    while (str_next_word(vs->data, vs->len, &i, &from, &to)) n++;
+    return n;
+}
+
+void stc__str_words_bounds_scan(const val_str *vs, const stc_value *h, size_t k, size_t *from, size_t *to)
+{
+    size_t i = 0, j = 0;
+    if (h[0].tag == STC_T_INT && h[1].tag == STC_T_INT) { /* from the end of the last word kept */
+        uint64_t starts = (uint64_t)h[0].as.i;
+        size_t m = k < STR_WORDS_PACKED ? k : STR_WORDS_PACKED; /* words 0..m-1 may be kept */
+        while (m > 0 && (starts >> 8 * m & 0xff) == 255) m--;
+        if (m > 0) {
+            i = (size_t)((uint64_t)h[1].as.i >> 8 * (m - 1) & 0xff);
+            j = m;
+        }
+    }
+    for (; j <= k; j++) str_next_word(vs->data, vs->len, &i, from, to); /* k < the count: found */
 }
 
 /* ---- split ----------------------------------------------------------------- */
@@ -242,10 +304,9 @@ static int str_concat(eval_ctx *cx, ir_loc loc, stc_value a, stc_value b, stc_va
 enum { STR_INT_OK, STR_INT_SYNTAX, STR_INT_RANGE };
 
 /* [+-]?[0-9]+ whose value fits int64: STR_INT_OK and *out, else why not. */
-static int str_int_value(const val_str *vs, int64_t *out)
+static int str_int_bytes(const char *d, size_t len, int64_t *out)
 {
-    const char *d = vs->data;
-    size_t len = vs->len, i = 0;
+    size_t i = 0;
     bool neg = false;
     if (i < len && (d[i] == '+' || d[i] == '-')) neg = d[i++] == '-';
     if (i == len) return STR_INT_SYNTAX;
@@ -271,6 +332,8 @@ static int str_int_value(const val_str *vs, int64_t *out)
     *out = !neg ? (int64_t)v : v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v;
     return STR_INT_OK;
 }
+
+static int str_int_value(const val_str *vs, int64_t *out) { return str_int_bytes(vs->data, vs->len, out); }
 
 int stc__eval_parse_int(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
 {
@@ -423,6 +486,43 @@ int stc__eval_parse_float(eval_ctx *cx, ir_loc loc, stc_value s, stc_value *out)
     if (!str_float_value(vs, &x)) return str_error(cx, loc, "parse_float", vs, "is not a number");
     *out = eval_float(x);
     return 0;
+}
+
+/* parse_int or parse_float (bi) of bytes [from, to) of string s, as of a
+ * string of those bytes: a word read in place (EVAL_X_BUILTIN's words
+ * form, builtins.c).  The common forms at once; anything else (and every
+ * error, which quotes the text) through the string itself. */
+int stc__eval_parse_piece(eval_ctx *cx, ir_builtin bi, ir_loc loc, stc_value s, size_t from, size_t to,
+                          stc_value *out)
+{
+    const char *d = val_as_str(s)->data + from;
+    size_t len = to - from;
+    double f;
+    if (bi == BI_PARSE_INT && len > 0 && len <= 18) { /* digits only: str_int_bytes' first case, inline */
+        int64_t v = 0;
+        size_t i = 0;
+        for (; i < len && (unsigned)(d[i] - '0') <= 9; i++) v = v * 10 + (d[i] - '0');
+        if (i == len) {
+            *out = eval_int(v);
+            return 0;
+        }
+    }
+    int64_t i;
+    if (bi == BI_PARSE_INT && str_int_bytes(d, len, &i) == STR_INT_OK) {
+        *out = eval_int(i);
+        return 0;
+    }
+    if (bi == BI_PARSE_FLOAT && str_float_plain(d, to - from, &f)) {
+        *out = eval_float(f);
+        return 0;
+    }
+    /* (Not val_str_new: a third call site here had GCC stop inlining it
+     * into words, +1% instructions for wordfreq.) */
+    stc_value w = stc_value_new_str(d, to - from);
+    if (w.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
+    int rc = bi == BI_PARSE_INT ? stc__eval_parse_int(cx, loc, w, out) : stc__eval_parse_float(cx, loc, w, out);
+    val_release(w);
+    return rc;
 }
 
 /* try_int(s), try_float(s): inl v where parse_int/parse_float give v, else

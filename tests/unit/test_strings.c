@@ -201,6 +201,48 @@ TEST(strings_words_matches_naive)
     }
 }
 
+/* The words form (a let that reads its words only by len and nth keeps a
+ * summary of them, no list: src/eval/prepare.c) against a naive scan:
+ * every word read by nth, the count by len, on random lines of up to 400
+ * bytes (words past the seventh, bounds at and past byte 255, blanks and
+ * other control bytes) and on lines of 250 to 299 words (the count is
+ * kept below 255 only). */
+TEST(strings_words_form_matches_naive)
+{
+    static const char alpha[] = {'a', 'x', '7', ' ', ' ', '\t', '\r', '\0', '\x01', '\x85', '\x21', '\x20'};
+    static const char fun[] = "fun all(l, i, acc) = let w = words(l) in\n"
+                              "  if i >= len(w) then (len(w), acc) else all(l, i + 1, append(acc, [nth(w, i)]))\n";
+    char s[600];
+    char *src = malloc(sizeof fun + 64 + 4 * sizeof s);
+    stc_value *items = malloc(300 * sizeof *items);
+    if (!src || !items) test_fail(__FILE__, __LINE__, "out of memory");
+    for (int c = 0; c < 300 && src && items; c++) {
+        size_t n = 0;
+        if (c < 250) {
+            n = ts_rand(c < 100 ? 40 : 400);
+            ts_random_bytes(s, n, alpha, sizeof alpha);
+        } else {
+            for (int k = 0; k < c; k++) s[n++] = (char)('a' + k % 3), s[n++] = k % 7 ? ' ' : '\t';
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < n;) {
+            while (i < n && strchr(" \t\n\v\f\r", s[i]) && s[i]) i++;
+            size_t j = i;
+            while (j < n && !(strchr(" \t\n\v\f\r", s[j]) && s[j])) j++;
+            if (j > i) items[k++] = stc_value_new_str(s + i, j - i);
+            i = j;
+        }
+        stc_value pair[2] = {stc_value_int((int64_t)k), stc_value_new_list(k, items)}; /* (consumed) */
+        stc_value want = stc_value_new_tuple(2, pair);
+        char *wtext = stc_value_to_text(want), *p = src + sprintf(src, "%smain = all(", fun);
+        p = ts_lit(p, s, n);
+        sprintf(p, ", 0, [])\n");
+        ts_expect(src, wtext, __LINE__);
+        free(wtext), stc_value_release(want);
+    }
+    free(src), free(items);
+}
+
 /* Every slice of a 40-byte string, and every word of every length up to
  * 40 within a line: the copies of short pieces (val_str_new's moves for 1
  * to 3, 4 to 7 and 8 to 16 bytes, memcpy above) against the C bytes. */
