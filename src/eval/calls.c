@@ -392,6 +392,17 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
     for (; i < e->u.call.nargs; i++)
         if ((rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]))) break; /* slots[i] holds nothing */
     size_t nlive = (size_t)i;
+    const eval_tk *k = p->threads[t]->xtk;
+    if (rc == 0 && k && cx->depth < EVAL_MAX_DEPTH && !cancel_raised(cx->cancel) && !eval_pair_far(cx)) {
+        /* the compiled form (kernel.c): nothing in it can call or fail
+         * but for memory; it releases the frame's values itself */
+        rc = stc__eval_tk_run(cx, t, k, slots, out);
+        if (rc != EVAL_DECLINED) {
+            if (slots != small) free(slots);
+            return rc;
+        }
+        rc = 0;
+    }
     if (rc == 0) {
         const char *saved = cx->thread;
         cx->thread = p->threads[t]->name;

@@ -432,6 +432,19 @@ EVAL_INLINE int eval_let_enter(eval_ctx *cx, const ir_expr *e, eval_frame *fr)
     return rc ? rc : eval_let_bind(cx, e, fr, v);
 }
 
+/* ---- A thread call's compiled form (kernel.c) ----------------------------
+ * ir_thread.xtk, made by stc__eval_tk_prepare for each thread whose body
+ * fits (docs/DESIGN.md 2, "A thread call's compiled form").
+ * stc__eval_tk_run runs thread t's call on the frame s whose input slots
+ * hold the evaluated args, after the call's depth and cancel checks and
+ * with no hooks: 0 with the output in *out and the new state stored, an
+ * error (out of memory) with the frame released, or EVAL_DECLINED with
+ * nothing done when a value's tag is not the compiled one.  The frame's
+ * storage stays the caller's to free. */
+typedef struct eval_tk eval_tk;
+void stc__eval_tk_prepare(ir_program *p);
+int stc__eval_tk_run(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, stc_value *out);
+
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */
 bool stc__eval_value_has_type(stc_value v, ir_type *ty);
