@@ -27,7 +27,7 @@ enum {
     TK_EQ_I, TK_NE_I, TK_LT_I, TK_LE_I, TK_GT_I, TK_GE_I,
     TK_ADD_F, TK_SUB_F, TK_MUL_F, TK_DIV_F, TK_MOD_F,
     TK_LT_F, TK_LE_F, TK_GT_F, TK_GE_F,
-    TK_EQ_S, TK_NE_S,
+    TK_EQ_S, TK_NE_S, TK_EQ_B, TK_NE_B,
     TK_AND, TK_OR, TK_NOT, TK_NEG_I, TK_NEG_F,
     TK_IF, /* a ? b : c */
     /* The body: each binds or chooses, then goes on (b, or c, or an alt),
@@ -36,7 +36,8 @@ enum {
     TK_LETT,   /* the state's items into slots[] */
     TK_BRANCH, /* a ? b : c */
     TK_CASE,   /* an int a: alts[i] for keys[i], alts[n] else (binding slot) */
-    TK_PAIR    /* output a; the state: items[0..n-1] into a tuple, or b (n 0) */
+    TK_PAIR    /* output a, or oitems[0..on-1] into a tuple (on > 0); the state:
+                  items[0..n-1] into a tuple, or b (n 0) */
 };
 
 /* Deepest expression compiled (the tree is evaluated by recursion on the
@@ -58,7 +59,9 @@ struct tk_node {
     const int *slots;      /* TK_LETT: a binder's slot (-1: none) per item */
     const int64_t *keys;   /* TK_CASE */
     const tk_node **items; /* TK_PAIR: the state's items; TK_CASE: the alts */
-    ir_loc loc;            /* TK_PAIR: the state tuple's (out of memory) */
+    const tk_node **oitems; /* TK_PAIR: the output's items */
+    int on;
+    ir_loc loc, oloc;      /* TK_PAIR: the state tuple's, the output tuple's (out of memory) */
 };
 
 struct eval_tk {
@@ -68,7 +71,6 @@ struct eval_tk {
     int state_slot;
     int nstate;                  /* the state tuple's arity; 0: a scalar or str state */
     stc_tag st_tag[TK_MAX_ITEMS]; /* its items' tags (nstate 0: st_tag[0] the state's) */
-    bool moves;                  /* the thread's state_moves: a tuple state is moved in */
     int nbind, nrel;             /* str binders (set to unit first); str slots to release */
     const int *bind, *rel;
 };
@@ -122,6 +124,8 @@ static stc_value tk_val(const tk_node *x, const stc_value *s)
         bool eq = p == q || (p->len == q->len && memcmp(p->data, q->data, p->len) == 0);
         return eval_bool(eq == (x->op == TK_EQ_S));
     }
+    case TK_EQ_B: return eval_bool(tk_bool(x->a, s) == tk_bool(x->b, s));
+    case TK_NE_B: return eval_bool(tk_bool(x->a, s) != tk_bool(x->b, s));
     case TK_AND: return tk_bool(x->a, s) ? tk_val(x->b, s) : eval_bool(false);
     case TK_OR: return tk_bool(x->a, s) ? eval_bool(true) : tk_val(x->b, s);
     case TK_NOT: return eval_bool(!tk_bool(x->a, s));
@@ -147,6 +151,20 @@ static inline void tk_release(const eval_tk *k, stc_value *s)
     val_release(s[k->state_slot]);
 }
 
+/* Out of memory for a tuple at loc, inside thread t's call: the error the
+ * evaluator's stc__eval_seq gives there; o (made before) and the frame
+ * released; a state moved into the call stays unit, as there. */
+EVAL_NOINLINE static int tk_oom(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, ir_loc loc, stc_value o)
+{
+    const char *saved = cx->thread;
+    cx->thread = cx->p->threads[t]->name;
+    int rc = stc__eval_oom(cx, loc);
+    cx->thread = saved;
+    val_release(o);
+    tk_release(k, s);
+    return rc;
+}
+
 int stc__eval_tk_run(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, stc_value *out)
 {
     eval_tstate *ts = &cx->states[t];
@@ -159,8 +177,7 @@ int stc__eval_tk_run(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, stc_va
         const stc_value *items = val_seq_items(st);
         for (int i = 0; i < k->nstate; i++)
             if (items[i].tag != k->st_tag[i]) return EVAL_DECLINED;
-        if (k->moves) ts->value = (stc_value){.tag = STC_T_UNIT}; /* as eval_state_take */
-        else st = val_retain(st);
+        ts->value = (stc_value){.tag = STC_T_UNIT}; /* moved in, as eval_state_take */
     } else {
         if (st.tag != k->st_tag[0]) return EVAL_DECLINED;
         st = val_retain(st);
@@ -209,22 +226,22 @@ int stc__eval_tk_run(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, stc_va
         }
         break;
     }
-    stc_value o = tk_keep(x->a, s), next;
+    stc_value o, next;
+    if (x->on) { /* first, as the pair's first item */
+        o = val_seq_new_unset(STC_T_TUPLE, (size_t)x->on);
+        if (o.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->oloc, o);
+        stc_value *items = val_seq_items(o);
+        for (int i = 0; i < x->on; i++) items[i] = tk_keep(x->oitems[i], s);
+    } else {
+        o = tk_keep(x->a, s);
+    }
     if (x->n) {
         if (moved) { /* the old block, held by the slot alone, its items moved out */
             next = s[k->state_slot];
             s[k->state_slot] = (stc_value){.tag = STC_T_UNIT};
         } else {
             next = val_seq_new_unset(STC_T_TUPLE, (size_t)x->n);
-            if (next.tag == STC_T_INVALID) {
-                const char *saved = cx->thread;
-                cx->thread = cx->p->threads[t]->name;
-                int rc = stc__eval_oom(cx, x->loc);
-                cx->thread = saved;
-                val_release(o);
-                tk_release(k, s);
-                return rc;
-            }
+            if (next.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->loc, o);
         }
         stc_value *items = val_seq_items(next);
         for (int i = 0; i < x->n; i++) items[i] = tk_keep(x->items[i], s);
@@ -318,8 +335,9 @@ static tk_node *tk_binop(tk_comp *c, const ir_expr *e, int height, stc_tag *tag)
         } else if (op >= OP_LT) {
             k = TK_LT_F + (int)(op - OP_LT); /* not == != (stc_value_equal's meaning) */
         }
-    } else if (ga == STC_T_STR) {
-        if (op == OP_EQ || op == OP_NE) k = op == OP_EQ ? TK_EQ_S : TK_NE_S;
+    } else if (ga == STC_T_STR || ga == STC_T_BOOL) {
+        if (op == OP_EQ || op == OP_NE)
+            k = ga == STC_T_STR ? (op == OP_EQ ? TK_EQ_S : TK_NE_S) : (op == OP_EQ ? TK_EQ_B : TK_NE_B);
     }
     if (k < 0) return NULL;
     tk_node *x = tk_new(c, k);
@@ -378,6 +396,17 @@ static const tk_node *tk_expr(tk_comp *c, const ir_expr *e, int height, stc_tag 
     }
     if (x) x->heap = *tag == STC_T_STR;
     return x;
+}
+
+/* Tuple e's items, of the tags want[i] (NULL: any). */
+static const tk_node **tk_items(tk_comp *c, const ir_expr *e, const stc_tag *want)
+{
+    int n = e->u.agg.nitems;
+    const tk_node **items = n <= TK_MAX_ITEMS ? stc__arena_alloc(c->p->arena, (size_t)n * sizeof *items) : NULL;
+    stc_tag g;
+    for (int i = 0; items && i < n; i++)
+        if (!(items[i] = tk_expr(c, e->u.agg.items[i], 0, &g)) || (want && g != want[i])) return NULL;
+    return items;
 }
 
 static const tk_node *tk_body(tk_comp *c, const ir_expr *e, int height)
@@ -442,19 +471,22 @@ static const tk_node *tk_body(tk_comp *c, const ir_expr *e, int height)
     }
     case IR_TUPLE: {
         if (e->u.agg.nitems != 2 || !(x = tk_new(c, TK_PAIR))) return NULL;
-        if (!(x->a = tk_expr(c, e->u.agg.items[0], 0, &g))) return NULL;
+        const ir_expr *oe = e->u.agg.items[0];
+        if (oe->kind == IR_TUPLE) { /* a tuple of scalars: built here */
+            if (!(x->oitems = tk_items(c, oe, NULL))) return NULL;
+            x->on = oe->u.agg.nitems;
+            x->oloc = oe->loc;
+        } else if (!(x->a = tk_expr(c, oe, 0, &g))) {
+            return NULL;
+        }
         const ir_expr *se = e->u.agg.items[1];
         if (!k->nstate) {
             x->b = tk_expr(c, se, 0, &g);
             return x->b && g == k->st_tag[0] ? x : NULL;
         }
         if (se->kind != IR_TUPLE || se->u.agg.nitems != k->nstate) return NULL;
-        const tk_node **items = stc__arena_alloc(c->p->arena, (size_t)k->nstate * sizeof *items);
-        if (!items) return NULL;
-        for (int i = 0; i < k->nstate; i++)
-            if (!(items[i] = tk_expr(c, se->u.agg.items[i], 0, &g)) || g != k->st_tag[i]) return NULL;
+        if (!(x->items = tk_items(c, se, k->st_tag))) return NULL;
         x->n = k->nstate;
-        x->items = items;
         x->loc = se->loc;
         return x;
     }
@@ -494,7 +526,7 @@ static const eval_tk *tk_compile(ir_program *p, const ir_thread *th)
         k->nstate = sty->n;
         for (int i = 0; i < sty->n; i++)
             if (!(k->st_tag[i] = tk_type_tag(sty->args[i]))) return NULL;
-        k->moves = th->state_moves;
+        if (!th->state_moves) return NULL; /* (never so for a body that fits) */
     } else if (!(k->st_tag[0] = stag[k->state_slot] = tk_type_tag(sty))) {
         return NULL;
     }
