@@ -435,15 +435,16 @@ EVAL_INLINE int eval_let_enter(eval_ctx *cx, const ir_expr *e, eval_frame *fr)
 /* ---- A thread call's compiled form (kernel.c) ----------------------------
  * ir_thread.xtk, made by stc__eval_tk_prepare for each thread whose body
  * fits (docs/DESIGN.md 2, "A thread call's compiled form").
- * stc__eval_tk_run runs thread t's call on the frame s whose input slots
- * hold the evaluated args, after the call's depth and cancel checks and
- * with no hooks: 0 with the output in *out and the new state stored, an
- * error (out of memory) with the frame released, or EVAL_DECLINED with
- * nothing done when a value's tag is not the compiled one.  The frame's
- * storage stays the caller's to free. */
+ * stc__eval_tk_call is EVAL_X_CALL_THREAD's path (no hooks) for such a
+ * thread: its args into a frame of its own, then the call compiled, or,
+ * when a value's tag is not the compiled one or a check is due, the
+ * evaluator's stc__eval_thread_body (calls.c) on that frame: thread t's
+ * call after the args are in the first slots (releases the frame's
+ * values, not its storage). */
 typedef struct eval_tk eval_tk;
 void stc__eval_tk_prepare(ir_program *p);
-int stc__eval_tk_run(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, stc_value *out);
+int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval_tk *k, stc_value *out);
+int stc__eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc_value *out);
 
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */

@@ -18,6 +18,7 @@
 
 #include "eval/eval_internal.h"
 #include "util/arena.h"
+#include "util/cancel.h"
 
 enum {
     /* Expressions: a value, borrowed (a str is a slot's or a literal's). */
@@ -46,6 +47,7 @@ enum {
 #define TK_MAX_HEIGHT 12
 #define TK_MAX_ITEMS 16
 #define TK_MAX_IN 4
+#define TK_MAX_SLOTS 24 /* a frame on the C stack, for the evaluator's path too */
 
 typedef struct tk_node tk_node;
 struct tk_node {
@@ -165,21 +167,41 @@ EVAL_NOINLINE static int tk_oom(eval_ctx *cx, int t, const eval_tk *k, stc_value
     return rc;
 }
 
-int stc__eval_tk_run(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, stc_value *out)
+/* Whether the stack segment is past its half (eval_pair_far's test):
+ * then the evaluator's path, which moves to a new segment in time. */
+static inline bool tk_far(const eval_ctx *cx)
 {
+    uintptr_t pos = EVAL_STACK_POS(), base = cx->stack_base;
+    return base && (pos < base ? base - pos : pos - base) > EVAL_SEGMENT_BYTES / 2;
+}
+
+int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval_tk *k, stc_value *out)
+{
+    stc_value s[TK_MAX_SLOTS]; /* the function's frame: written in order, scalars never released */
+    int t = e->u.call.callee.index;
+    for (int i = 0; i < k->ninputs; i++) {
+        int rc = eval_quick(cx, e->u.call.args[i], fr, &s[i]);
+        if (rc) { /* s[i] holds nothing */
+            eval_release_n(s, (size_t)i);
+            return rc;
+        }
+    }
+    /* The call's checks, the stack, and the compiled types on the values:
+     * when any is due or wrong, the evaluator's path (which reports the
+     * check's error). */
     eval_tstate *ts = &cx->states[t];
     stc_value st = ts->value;
-    /* The compiled types, checked on the values: else the evaluator's path. */
+    if (cx->depth >= EVAL_MAX_DEPTH || cancel_raised(cx->cancel) || tk_far(cx)) goto declined;
     for (int i = 0; i < k->ninputs; i++)
-        if (s[i].tag != k->in_tag[i]) return EVAL_DECLINED;
+        if (s[i].tag != k->in_tag[i]) goto declined;
     if (k->nstate) {
-        if (st.tag != STC_T_TUPLE || val_seq_len(st) != (size_t)k->nstate) return EVAL_DECLINED;
+        if (st.tag != STC_T_TUPLE || val_seq_len(st) != (size_t)k->nstate) goto declined;
         const stc_value *items = val_seq_items(st);
         for (int i = 0; i < k->nstate; i++)
-            if (items[i].tag != k->st_tag[i]) return EVAL_DECLINED;
+            if (items[i].tag != k->st_tag[i]) goto declined;
         ts->value = (stc_value){.tag = STC_T_UNIT}; /* moved in, as eval_state_take */
     } else {
-        if (st.tag != k->st_tag[0]) return EVAL_DECLINED;
+        if (st.tag != k->st_tag[0]) goto declined;
         st = val_retain(st);
     }
     s[k->state_slot] = st;
@@ -251,6 +273,8 @@ int stc__eval_tk_run(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, stc_va
     eval_thread_store(cx, t, o, next, out);
     tk_release(k, s);
     return 0;
+declined:
+    return stc__eval_thread_body(cx, t, s, e->u.call.callee_loc, out);
 }
 
 /* ---- Compiling ------------------------------------------------------------- */
@@ -500,7 +524,7 @@ static const eval_tk *tk_compile(ir_program *p, const ir_thread *th)
     if (th->kind != THREAD_LANG || th->keyed || th->fun < 0 || th->fun >= p->nfuns) return NULL;
     const ir_fun *fn = p->funs[th->fun];
     if (!fn || !fn->body || fn->ncaptures > 0 || fn->nparams < 1 || fn->nparams - 1 > TK_MAX_IN ||
-        !eval_direct_layout(fn) || fn->nslots > 256)
+        !eval_direct_layout(fn) || fn->nslots > TK_MAX_SLOTS)
         return NULL;
     eval_tk *k = stc__arena_alloc(p->arena, sizeof *k);
     stc_tag *stag = stc__arena_alloc(p->arena, (size_t)fn->nslots * sizeof *stag);
