@@ -376,7 +376,7 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
  * of them, of fn): the checks, the state, the body by eval_pair, the new
  * state stored; the frame's values released, its storage left to the
  * caller.  The compiled form (kernel.c) comes here when it declines. */
-int stc__eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc_value *out)
+EVAL_INLINE int eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc_value *out)
 {
     const ir_fun *fn = cx->p->funs[cx->p->threads[t]->fun];
     size_t nslots = (size_t)fn->nslots, nlive = (size_t)fn->nparams - 1;
@@ -407,16 +407,17 @@ int stc__eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc
     return rc;
 }
 
-/* EVAL_X_CALL_THREAD (eval_internal.h): stc__eval_call's thread path, the
- * function's body evaluated by eval_pair; a thread with a compiled form
- * (ir_thread.xtk) goes to kernel.c. */
-EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+int stc__eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc_value *out)
 {
-    if (cx->hooks || !cx->states) return stc__eval_call(cx, e, fr, out);
+    return eval_thread_body(cx, t, slots, loc, out);
+}
+
+/* EVAL_X_CALL_THREAD's path for a thread without a compiled form: its
+ * args into the callee's frame, then stc__eval_thread_body. */
+EVAL_NOINLINE static int eval_call_thread_walk(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
     const ir_program *p = cx->p;
     int t = e->u.call.callee.index;
-    const eval_tk *k = p->threads[t]->xtk;
-    if (k) return stc__eval_tk_call(cx, e, fr, k, out);
     const ir_fun *fn = p->funs[p->threads[t]->fun];
     ir_loc loc = e->u.call.callee_loc;
     size_t nslots = (size_t)fn->nslots;
@@ -428,8 +429,20 @@ EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, e
     int rc = 0, i = 0;
     for (; i < e->u.call.nargs; i++)
         if ((rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]))) break; /* slots[i] holds nothing */
-    if (rc == 0) rc = stc__eval_thread_body(cx, t, slots, loc, out);
+    if (rc == 0) rc = eval_thread_body(cx, t, slots, loc, out);
     else eval_release_n(slots, (size_t)i);
     if (slots != small) free(slots);
     return rc;
+}
+
+/* EVAL_X_CALL_THREAD (eval_internal.h): stc__eval_call's thread path, the
+ * function's body evaluated by eval_pair, or, for a thread with a
+ * compiled form (ir_thread.xtk), kernel.c's.  Small, so that neither
+ * path pays the other's frame. */
+EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (cx->hooks || !cx->states) return stc__eval_call(cx, e, fr, out);
+    const eval_tk *k = cx->p->threads[e->u.call.callee.index]->xtk;
+    if (k) return stc__eval_tk_call(cx, e, fr, k, out);
+    return eval_call_thread_walk(cx, e, fr, out);
 }
