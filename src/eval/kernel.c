@@ -91,7 +91,10 @@ static inline double tk_float(const tk_node *x, const stc_value *s)
     return x->op == TK_VAR ? s[x->slot].as.f : x->op == TK_LIT ? x->lit.as.f : tk_val(x, s).as.f;
 }
 
-static inline bool tk_bool(const tk_node *x, const stc_value *s) { return tk_val(x, s).as.b; }
+static inline bool tk_bool(const tk_node *x, const stc_value *s)
+{
+    return x->op == TK_VAR ? s[x->slot].as.b : tk_val(x, s).as.b;
+}
 
 /* The operators' meaning is eval_arith's and eval_compare's (operators.c)
  * on the tags the compiler proved: ints wrap, floats are IEEE. */
