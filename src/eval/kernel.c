@@ -270,10 +270,11 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
         }
         stc_value *items = val_seq_items(next);
         for (int i = 0; i < x->n; i++) items[i] = tk_keep(x->items[i], s);
+        ts->value = next; /* was unit since the state moved in: nothing to compare or drop */
+        *out = o;
     } else {
-        next = tk_keep(x->b, s);
+        eval_thread_store(cx, t, o, tk_keep(x->b, s), out);
     }
-    eval_thread_store(cx, t, o, next, out);
     tk_release(k, s);
     return 0;
 declined:
