@@ -241,7 +241,8 @@ enum {
     /* IR_CALL of an STCLang thread (CALL_THREAD) with as many args as
      * inputs and the frame layout: as eval_call, and the function's
      * (output, state) pair, when its body ends in a tuple under lets, ifs
-     * and cases, is never built (eval_pair in calls.c). */
+     * and cases, is never built (eval_pair in calls.c); a thread with a
+     * compiled form (ir_thread.xtk, kernel.c) runs that instead. */
     EVAL_X_CALL_THREAD,
     /* IR_CALL of a builtin other than smap, state and the map builtins,
      * with its arity (at most 3 args): bound once, the args read in place
