@@ -372,50 +372,77 @@ static int eval_pair(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *
     return rc;
 }
 
-/* EVAL_X_CALL_THREAD (eval_internal.h): stc__eval_call's thread path, the
- * function's body evaluated by eval_pair. */
-EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+/* Thread t's call after its args are in the frame's first slots (nslots
+ * of them, of fn): the checks, the state, the body by eval_pair, the new
+ * state stored; the frame's values released, its storage left to the
+ * caller.  The compiled form (kernel.c) comes here when it declines. */
+EVAL_INLINE int eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc_value *out)
 {
-    if (cx->hooks || !cx->states) return stc__eval_call(cx, e, fr, out);
+    const ir_fun *fn = cx->p->funs[cx->p->threads[t]->fun];
+    size_t nslots = (size_t)fn->nslots, nlive = (size_t)fn->nparams - 1;
+    const char *saved = cx->thread;
+    cx->thread = cx->p->threads[t]->name;
+    stc_value o = eval_unit, st = eval_unit;
+    int rc;
+    /* eval_invoke, with eval_pair for the body; the state is taken
+     * after the checks, so that a state moved into the call (threads.c)
+     * is not lost to a depth or cancel error */
+    if (cx->depth >= EVAL_MAX_DEPTH) rc = stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
+    else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
+    else {
+        slots[fn->nparams - 1] = eval_state_take(cx, t);
+        for (size_t j = (size_t)fn->nparams; j < nslots; j++) slots[j] = eval_unit;
+        nlive = nslots;
+        eval_frame cfr = {slots, fn};
+        cx->depth++;
+        rc = eval_pair_is_tuple(fn->body) && !eval_pair_far(cx) ? eval_pair_tuple(cx, fn->body, &cfr, &o, &st)
+                                                                : eval_pair(cx, fn->body, &cfr, &o, &st);
+        if (rc == EVAL_TAIL) rc = stc__eval_tail_resume(cx); /* in cfr, into o */
+        cx->depth--;
+    }
+    if (rc == 0 && st.tag == STC_T_INVALID) rc = stc__eval_thread_result(cx, t, o, loc, out);
+    else if (rc == 0) eval_thread_store(cx, t, o, st, out);
+    cx->thread = saved;
+    eval_release_n(slots, nlive);
+    return rc;
+}
+
+int stc__eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc_value *out)
+{
+    return eval_thread_body(cx, t, slots, loc, out);
+}
+
+/* EVAL_X_CALL_THREAD's path for a thread without a compiled form: its
+ * args into the callee's frame, then stc__eval_thread_body. */
+EVAL_NOINLINE static int eval_call_thread_walk(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
     const ir_program *p = cx->p;
     int t = e->u.call.callee.index;
     const ir_fun *fn = p->funs[p->threads[t]->fun];
     ir_loc loc = e->u.call.callee_loc;
     size_t nslots = (size_t)fn->nslots;
     /* The frame's slots are written in order: the args, then (after the
-     * checks) the state and the binders' units; nlive says how many hold
-     * values to release at the end. */
+     * checks) the state and the binders' units. */
     stc_value small[EVAL_FRAME_SMALL];
     stc_value *slots = nslots <= EVAL_FRAME_SMALL ? small : malloc(nslots * sizeof *slots);
     if (!slots) return stc__eval_oom(cx, loc);
     int rc = 0, i = 0;
     for (; i < e->u.call.nargs; i++)
         if ((rc = eval_quick(cx, e->u.call.args[i], fr, &slots[i]))) break; /* slots[i] holds nothing */
-    size_t nlive = (size_t)i;
-    if (rc == 0) {
-        const char *saved = cx->thread;
-        cx->thread = p->threads[t]->name;
-        stc_value o = eval_unit, st = eval_unit;
-        /* eval_invoke, with eval_pair for the body; the state is taken
-         * after the checks, so that a state moved into the call (threads.c)
-         * is not lost to a depth or cancel error */
-        if (cx->depth >= EVAL_MAX_DEPTH) rc = stc__eval_error(cx, STC_ELIMIT, loc, "call depth limit exceeded");
-        else if (cancel_raised(cx->cancel)) rc = stc__eval_check_cancel(cx, loc);
-        else {
-            slots[fn->nparams - 1] = eval_state_take(cx, t);
-            for (size_t j = (size_t)fn->nparams; j < nslots; j++) slots[j] = eval_unit;
-            nlive = nslots;
-            eval_frame cfr = {slots, fn};
-            cx->depth++;
-            rc = eval_pair_is_tuple(fn->body) && !eval_pair_far(cx) ? eval_pair_tuple(cx, fn->body, &cfr, &o, &st)
-                                                                    : eval_pair(cx, fn->body, &cfr, &o, &st);
-            if (rc == EVAL_TAIL) rc = stc__eval_tail_resume(cx); /* in cfr, into o */
-            cx->depth--;
-        }
-        if (rc == 0 && st.tag == STC_T_INVALID) rc = stc__eval_thread_result(cx, t, o, loc, out);
-        else if (rc == 0) eval_thread_store(cx, t, o, st, out);
-        cx->thread = saved;
-    }
-    eval_frame_free(slots, small, nlive);
+    if (rc == 0) rc = eval_thread_body(cx, t, slots, loc, out);
+    else eval_release_n(slots, (size_t)i);
+    if (slots != small) free(slots);
     return rc;
+}
+
+/* EVAL_X_CALL_THREAD (eval_internal.h): stc__eval_call's thread path, the
+ * function's body evaluated by eval_pair, or, for a thread with a
+ * compiled form (ir_thread.xtk), kernel.c's.  Small, so that neither
+ * path pays the other's frame. */
+EVAL_NOINLINE int stc__eval_call_thread_direct(eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
+{
+    if (cx->hooks || !cx->states) return stc__eval_call(cx, e, fr, out);
+    const eval_tk *k = cx->p->threads[e->u.call.callee.index]->xtk;
+    if (k) return stc__eval_tk_call(cx, e, fr, k, out);
+    return eval_call_thread_walk(cx, e, fr, out);
 }

@@ -271,7 +271,8 @@ enum {
     /* IR_CALL of an STCLang thread (CALL_THREAD) with as many args as
      * inputs and the frame layout: as eval_call, and the function's
      * (output, state) pair, when its body ends in a tuple under lets, ifs
-     * and cases, is never built (eval_pair in calls.c). */
+     * and cases, is never built (eval_pair in calls.c); a thread with a
+     * compiled form (ir_thread.xtk, kernel.c) runs that instead. */
     EVAL_X_CALL_THREAD,
     /* IR_CALL of a builtin other than smap, state and the map builtins,
      * with its arity (at most 3 args): bound once, the args read in place
@@ -480,6 +481,20 @@ EVAL_INLINE int eval_let_enter(eval_ctx *cx, const ir_expr *e, eval_frame *fr)
     int rc = eval_quick(cx, e->a, fr, &v);
     return rc ? rc : eval_let_bind(cx, e, fr, v);
 }
+
+/* ---- A thread call's compiled form (kernel.c) ----------------------------
+ * ir_thread.xtk, made by stc__eval_tk_prepare for each thread whose body
+ * fits (docs/DESIGN.md 2, "A thread call's compiled form").
+ * stc__eval_tk_call is EVAL_X_CALL_THREAD's path (no hooks) for such a
+ * thread: its args into a frame of its own, then the call compiled, or,
+ * when a value's tag is not the compiled one or a check is due, the
+ * evaluator's stc__eval_thread_body (calls.c) on that frame: thread t's
+ * call after the args are in the first slots (releases the frame's
+ * values, not its storage). */
+typedef struct eval_tk eval_tk;
+void stc__eval_tk_prepare(ir_program *p);
+int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval_tk *k, stc_value *out);
+int stc__eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc_value *out);
 
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */

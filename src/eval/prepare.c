@@ -323,4 +323,5 @@ void stc__eval_prepare(ir_program *p)
         if (p->funs[i] && p->funs[i]->body && p->funs[i]->nslots > 0) prep_reuse(p->funs[i], p->funs[i]->body, -1);
     for (int i = 0; i < p->nthreads; i++) prep_expr(p, p->threads[i]->init);
     prep_expr(p, p->main);
+    stc__eval_tk_prepare(p); /* after prep_reuse: a let-tuple's move is its mark */
 }

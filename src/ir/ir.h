@@ -316,6 +316,8 @@ typedef struct ir_thread {
                             and no function value, and not read-only (every path
                             returning the state): its calls never overlap, so its state
                             is moved into each call and a map state updated in place */
+    const struct eval_tk *xtk; /* (stc__eval_prepare) THREAD_LANG: its function's compiled
+                            form for a call (src/eval/kernel.c), or NULL */
 } ir_thread;
 
 typedef struct ir_program {

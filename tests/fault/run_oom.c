@@ -118,6 +118,11 @@ static const char *progs[] = {
     "fun r(n) = if n == 0 then [n] else smap(fn x => x + 1, r(n - 1))\nmain = r(50)\n",
     "fun step(a, b, s) = (a - b + s, s + 1)\nthread t = step init 10\n"
     "main = (t(1, 2), smap(t, [(5, 1), (7, 10)]), let p = (0, 0) in t(p), smap(fn (a, b) => a * b, [(1, 2)]))\n",
+    /* compiled thread calls (src/eval/kernel.c): a tuple output, a string state item, and a state
+     * kept by state(t), so that the new state needs a new block */
+    "fun f(x, s) = let (a, b) = s in ((a, x), (a + x, if x > 2 then \"big\" else b))\n"
+    "fun g(x, s) = let (a, b) = s in ((), (a + x, b))\nthread t = f init (0, \"\")\nthread u = g init (0, 0)\n"
+    "main = (smap(fn x => (state(t), t(x), u(x)), [1, 2, 3, 4]), state(u))\n",
 };
 
 /* Stream programs (fun main(xs)): run with a source of 40 strs "0".."39"
