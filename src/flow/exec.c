@@ -293,9 +293,23 @@ static int flow_skips_init(flow_job *job)
     }
     job->skip_first[ns] = nf;
     free(stage_of);
-    if (any && !(job->decides = calloc((size_t)(ns < 64 ? ns : 64), sizeof *job->decides))) any = false;
-    for (int t = 0; any && t < ns && t < 64; t++)
-        if (job->decided_at[t] >= 0) job->decides[job->decided_at[t]] |= (uint64_t)1 << t;
+    if (any && !(job->decides = calloc(3 * (size_t)(ns < 64 ? ns : 64), sizeof *job->decides))) any = false;
+    if (any) {
+        job->skip_bits = job->decides + (ns < 64 ? ns : 64);
+        job->decided_bits = job->skip_bits + (ns < 64 ? ns : 64);
+        job->skip_narrow = true;
+    }
+    for (int t = 0; any && t < ns && t < 64; t++) {
+        int at = job->decided_at[t];
+        if (at < 0) continue;
+        job->decides[at] |= (uint64_t)1 << t;
+        for (int k = job->skip_first[t]; k < job->skip_first[t + 1]; k++) {
+            int f = job->skip_flags[k];
+            if (f >= 64) job->skip_narrow = false;
+            else job->skip_bits[t] |= (uint64_t)1 << f;
+        }
+        job->decided_bits[at] |= job->skip_bits[t];
+    }
     if (!any) {
         free(job->decided_at), free(job->skip_first), free(job->skip_flags);
         job->decided_at = job->skip_first = job->skip_flags = NULL;

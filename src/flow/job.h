@@ -79,6 +79,13 @@ typedef struct flow_job {
      * of a batch needs it (-1: always needed), and its guard flags are
      * skip_flags[skip_first[t] .. skip_first[t + 1]). */
     int *decided_at, *skip_first, *skip_flags;
+    /* With skip_narrow (every such flag < 64), the same as bit sets: per
+     * branch stage t (< 64) its guard flags (skip_bits[t]), and per stage s
+     * the flags of every stage decided after s (decided_bits[s]), so a
+     * batch's marks take one look at each live item's flags of decided_bits
+     * (flow_mark_skips).  Both point into the decides block. */
+    uint64_t *skip_bits, *decided_bits;
+    bool skip_narrow;
     /* The keyed threads' shard maps (plan->nshard_maps; shards.c): map m is
      * owned by the one serial stage whose FS_KEYED step runs on it. */
     stc_value *shard_maps;
