@@ -380,6 +380,49 @@ static sched_status flow_fused_items(flow_job *job, eval_ctx *cx, flow_batch *b)
     return SCHED_CONTINUE;
 }
 
+/* Every stage of the plan over the batch in turn, as the pipeline's
+ * activations run them (flow_stage_items, and the skip marks after a
+ * stage that decides some) but in one call, without what only the
+ * pipeline needs: no activation's set-up and return per stage, no count of
+ * the items a stage ran for, the thread's name set once (the evaluator
+ * puts it back after every call it makes).  An item that fails ends the
+ * batch there (the items after it are dead), its error recorded; the
+ * later stages still run for the items before it, as in the pipeline. */
+static sched_status flow_fused_stages(flow_job *job, eval_ctx *cx, flow_batch *b, sched_batch *sb)
+{
+    const flow_plan *pl = job->plan;
+    sched_status status = SCHED_CONTINUE;
+    cx->thread = job->thread;
+    for (int t = 0; t < pl->nstages; t++) {
+        if (t < 64 && (sb->skip >> t & 1)) continue;
+        const flow_stage *st = &pl->stages[t];
+        const flow_step *first = pl->steps + st->first, *end = first + st->count;
+        for (int i = 0; i < b->n; i++) {
+            if (b->dead[i]) continue;
+            stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
+            uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
+            eval_frame fr = {slots, pl->fn};
+            cx->item = (long long)(b->first + (size_t)i);
+            int rc = flow_check_cancel(job, cx);
+            if (rc == 0 && !b->loaded) rc = flow_load(job, cx, b, i, slots);
+            for (const flow_step *s = first; rc == 0 && s < end; s++)
+                if (s->guard < 0 || flags[s->guard]) rc = flow_do_step(job, cx, s, &fr, flags);
+            if (rc) {
+                if (rc != FLOW_RECORDED) { /* else an inner smap's shards recorded the error */
+                    stc__eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
+                    stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+                }
+                memset(b->dead + i, 1, (size_t)(b->n - i));
+                status = SCHED_STOP;
+                break;
+            }
+        }
+        b->loaded = true;
+        if (flow_decides(job, t)) flow_mark_skips(job, b, t, sb);
+    }
+    return status;
+}
+
 /* Every item of the batch through the function's whole body at once, as
  * the evaluator's call of it runs it (eval_invoke): in one frame, the
  * batch's first, filled as for the steps (captures borrowed, the item
@@ -486,13 +529,7 @@ sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker)
         uint64_t est = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed), t0 = flow_now_ns();
         cx->stack_base = 0;
         if (est >= FLOW_ITEMWISE_NS) {
-            int nran;
-            for (int t = 0; t < pl->nstages; t++) {
-                if (t < 64 && (sb->skip >> t & 1)) continue;
-                if (flow_stage_items(job, cx, t, b, &nran) == SCHED_STOP) status = SCHED_STOP;
-                b->loaded = true;
-                if (flow_decides(job, t)) flow_mark_skips(job, b, t, sb);
-            }
+            status = flow_fused_stages(job, cx, b, sb);
         } else if (FLOW_DIRECT && job->direct_ok) {
             status = flow_direct_items(job, cx, b);
         } else {
