@@ -228,7 +228,8 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
             job->out[b->first + (size_t)i] = slots[pl->result];
             slots[pl->result] = flow_unit();
         }
-        for (int j = job->ncaps; j < pl->nslots; j++) { /* units again for the block's next batch */
+        for (int k = 0; k < pl->nheap; k++) { /* units again for the block's next batch */
+            int j = pl->heap_slots[k]; /* (the other slots hold scalars at most: compile.c) */
             val_release(slots[j]);
             slots[j] = flow_unit();
         }

@@ -144,6 +144,14 @@ typedef struct flow_plan {
     int nserial;          /* serial stages */
     int nshard_maps;      /* keyed threads' shard maps (shards.c) */
     const int *shard_thread; /* per shard map: its keyed thread (nshards maps in a row each) */
+    /* The frame slots (past the captures) that may hold a counted value
+     * between items, ascending: release empties only these (exec.c).  A
+     * slot that every writer (a step's dst, a parameter, a binder bound in
+     * it) fills with an int, float, bool or unit is left out: its stale
+     * scalar needs no release and is overwritten before it is read
+     * (compile.c flow_heap_slots). */
+    int *heap_slots;
+    int nheap;
     int call_depth;       /* deepest depth (relative) of a call planned in place, where
                              the evaluator checks the depth limit; -1: none */
     uint64_t remote_ok;   /* bit t: stage t may run on a remote executor (remote.c) */
