@@ -294,10 +294,11 @@ static int flow_skips_init(flow_job *job)
     }
     job->skip_first[ns] = nf;
     free(stage_of);
-    if (any && !(job->decides = calloc(3 * (size_t)(ns < 64 ? ns : 64), sizeof *job->decides))) any = false;
+    if (any && !(job->decides = calloc(3 * (size_t)(ns < 64 ? ns : 64) + 64, sizeof *job->decides))) any = false;
     if (any) {
         job->skip_bits = job->decides + (ns < 64 ? ns : 64);
         job->decided_bits = job->skip_bits + (ns < 64 ? ns : 64);
+        job->needed_by = job->decided_bits + (ns < 64 ? ns : 64);
         job->skip_narrow = true;
     }
     for (int t = 0; any && t < ns && t < 64; t++) {
@@ -307,7 +308,7 @@ static int flow_skips_init(flow_job *job)
         for (int k = job->skip_first[t]; k < job->skip_first[t + 1]; k++) {
             int f = job->skip_flags[k];
             if (f >= 64) job->skip_narrow = false;
-            else job->skip_bits[t] |= (uint64_t)1 << f;
+            else job->skip_bits[t] |= (uint64_t)1 << f, job->needed_by[f] |= (uint64_t)1 << t;
         }
         job->decided_bits[at] |= job->skip_bits[t];
     }

@@ -83,8 +83,9 @@ typedef struct flow_job {
      * branch stage t (< 64) its guard flags (skip_bits[t]), and per stage s
      * the flags of every stage decided after s (decided_bits[s]), so a
      * batch's marks take one look at each live item's flags of decided_bits
-     * (flow_mark_skips).  Both point into the decides block. */
+     * (flow_mark_skips).  They point into the decides block. */
     uint64_t *skip_bits, *decided_bits;
+    uint64_t *needed_by; /* per flag f < 64: the branch stages t with f in skip_bits[t] */
     bool skip_narrow;
     /* The keyed threads' shard maps (plan->nshard_maps; shards.c): map m is
      * owned by the one serial stage whose FS_KEYED step runs on it. */

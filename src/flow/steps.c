@@ -279,7 +279,7 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
  * guard flag < 64, the usual case): the flags set among the live items,
  * of those the stages decided after s read (decided_bits[s]), looked at once
  * per item (it was once per item and stage decided; logstats' `case`
- * decides four), then each stage's flags tested as a mask. */
+ * decides four), then the stages needing a flag seen (needed_by) kept. */
 static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sched_batch *sb)
 {
     const flow_plan *pl = job->plan;
@@ -291,10 +291,9 @@ static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sch
             for (uint64_t m = want & ~seen; m; m &= m - 1)
                 if (flags[__builtin_ctzll(m)]) seen |= m & -m;
         }
-        for (uint64_t ts = job->decides[s]; ts; ts &= ts - 1) {
-            int t = __builtin_ctzll(ts);
-            if (!(seen & job->skip_bits[t])) sb->skip |= (uint64_t)1 << t;
-        }
+        uint64_t needed = 0; /* a stage is needed when some flag of its was seen */
+        for (; seen; seen &= seen - 1) needed |= job->needed_by[__builtin_ctzll(seen)];
+        sb->skip |= job->decides[s] & ~needed;
         return;
     }
     for (uint64_t ts = job->decides[s]; ts; ts &= ts - 1) {
