@@ -295,7 +295,16 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         int t = flow_temp(c);
         flow_compile(c, e->a, t, guard, depth + 1);
         flow_step *s = flow_emit(c, FS_DESTRUCT, e, -1, guard, depth, flow_set_none());
+        int n = e->u.let.nbinders, *at = n > 0 ? stc__arena_alloc(fi->mem, (size_t)n * sizeof *at) : NULL;
         if (s) s->src = t;
+        if (s && at) { /* the binders' item slots, for steps.c flow_destruct */
+            for (int i = 0; i < n; i++) {
+                const ir_var *v = e->u.let.binders[i];
+                at[i] = v && v->slot >= 0 ? v->slot + c->base : -1;
+            }
+            s->args = at;
+            s->nargs = n;
+        }
         return flow_compile(c, e->b, dst, guard, depth + 1);
     }
     case IR_IF:

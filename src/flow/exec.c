@@ -305,6 +305,7 @@ static int flow_skips_init(flow_job *job)
         int at = job->decided_at[t];
         if (at < 0) continue;
         job->decides[at] |= (uint64_t)1 << t;
+        job->deciding |= (uint64_t)1 << at;
         for (int k = job->skip_first[t]; k < job->skip_first[t + 1]; k++) {
             int f = job->skip_flags[k];
             if (f >= 64) job->skip_narrow = false;
@@ -313,6 +314,7 @@ static int flow_skips_init(flow_job *job)
         job->decided_bits[at] |= job->skip_bits[t];
     }
     if (!any) {
+        job->deciding = 0;
         free(job->decided_at), free(job->skip_first), free(job->skip_flags);
         job->decided_at = job->skip_first = job->skip_flags = NULL;
     }

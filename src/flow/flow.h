@@ -110,7 +110,8 @@ typedef struct flow_step {
     int guard;        /* the branch flag that must be set, or -1 */
     int flag0;        /* SELECT_*: the flag of its first branch */
     int thread;       /* SPLIT_*, CALL_C: the thread */
-    const int *args;  /* SPLIT_OUT, CALL_C: slots of the thread's inputs */
+    const int *args;  /* SPLIT_OUT, CALL_C: slots of the thread's inputs; DESTRUCT
+                         (when not NULL): its binders' slots, -1 for none */
     int nargs;
     int depth;        /* evaluator depth for e, relative to the smap's */
     int nshards;      /* FS_SHARD: the flags flag0 .. flag0 + nshards - 1 it chooses from */

@@ -74,6 +74,7 @@ typedef struct flow_job {
     /* Per stage s (< 64): bit t says branch stage t is decided after s
      * (decided_at[t] == s), so flow_mark_skips looks at those alone. */
     uint64_t *decides;
+    uint64_t deciding; /* bit s: decides[s] is not 0 */
     /* Branch stages a batch may skip (sched_batch.skip): for stage t,
      * decided_at[t] is the stage after which it is known whether any item
      * of a batch needs it (-1: always needed), and its guard flags are

@@ -38,14 +38,21 @@ static void flow_store(stc_value *slot, stc_value v)
 }
 
 /* A let-tuple's binding: the tuple's slot is this step's alone, so the
- * tuple is moved to the binding, not counted.  Out of line: inlined, its
- * loop costs the item loop registers (about 1% more instructions per item
- * on a step-heavy body). */
+ * tuple is moved to the binding, not counted.  A tuple of the binders'
+ * arity binds straight into their item slots (planned in s->args), the
+ * evaluator's eval_let_bind doing anything else (its error).  Out of line:
+ * inlined, its loop costs the item loop registers (about 1% more
+ * instructions per item on a step-heavy body). */
 FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, stc_value *slots, eval_frame *fr)
 {
     stc_value t = slots[s->src];
     slots[s->src] = flow_unit();
-    return eval_let_bind(cx, s->e, fr, t);
+    if (!s->args || t.tag != STC_T_TUPLE || val_seq_len(t) != (size_t)s->nargs) return eval_let_bind(cx, s->e, fr, t);
+    const stc_value *items = val_seq_items(t);
+    for (int i = 0; i < s->nargs; i++)
+        if (s->args[i] >= 0) flow_store(&slots[s->args[i]], val_retain(items[i]));
+    val_release(t);
+    return 0;
 }
 
 /* A keyed call's shard: the flag of the shard its key hashes to. */
@@ -313,7 +320,7 @@ static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sch
  * stage, checked here so that the others make no call. */
 static inline bool flow_decides(const flow_job *job, int s)
 {
-    return job->decided_at && s < 64 && job->decides[s];
+    return s < 64 && (job->deciding >> s & 1);
 }
 
 sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
