@@ -102,6 +102,12 @@ static bool flow_is_leaf(const ir_expr *e)
     return e->kind == IR_LIT || e->kind == IR_VAR || e->kind == IR_FUNREF;
 }
 
+/* A variable of the frame being compiled (its slot past c->base). */
+static bool flow_is_var(const ir_expr *e)
+{
+    return e->kind == IR_VAR && e->u.var && e->u.var->slot >= 0;
+}
+
 static void flow_children(flow_cc *c, ir_expr *const *kids, int n, int guard, int depth, int *slots,
                           ir_expr **refs, bool in_place)
 {
@@ -292,9 +298,14 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         return flow_compile(c, e->b, dst, guard, depth + 1);
     }
     case IR_LETTUPLE: {
-        int t = flow_temp(c);
-        flow_compile(c, e->a, t, guard, depth + 1);
+        /* A variable's tuple is bound from its own slot (borrowed: the
+         * variable lives on); anything else is evaluated into a temporary
+         * the binding moves the tuple out of. */
+        bool var = flow_is_var(e->a);
+        int t = var ? e->a->u.var->slot + c->base : flow_temp(c);
+        if (!var) flow_compile(c, e->a, t, guard, depth + 1);
         flow_step *s = flow_emit(c, FS_DESTRUCT, e, -1, guard, depth, flow_set_none());
+        if (s) s->borrow = var;
         int n = e->u.let.nbinders, *at = n > 0 ? stc__arena_alloc(fi->mem, (size_t)n * sizeof *at) : NULL;
         if (s) s->src = t;
         if (s && at) { /* the binders' item slots, for steps.c flow_destruct */
@@ -309,8 +320,11 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
     }
     case IR_IF:
     case IR_CASE: {
-        int t = flow_temp(c);
-        flow_compile(c, e->a, t, guard, depth + 1);
+        /* A variable is chosen on in its own slot (a select only reads
+         * it): no step copying it into a temporary. */
+        bool var = flow_is_var(e->a);
+        int t = var ? e->a->u.var->slot + c->base : flow_temp(c);
+        if (!var) flow_compile(c, e->a, t, guard, depth + 1);
         int nb = e->kind == IR_IF ? 2 : e->u.cas.nalts;
         int flag0 = c->plan->nflags;
         c->plan->nflags += nb;

@@ -116,6 +116,8 @@ typedef struct flow_step {
     int depth;        /* evaluator depth for e, relative to the smap's */
     int nshards;      /* FS_SHARD: the flags flag0 .. flag0 + nshards - 1 it chooses from */
     int shard_map;    /* FS_KEYED: the job's shard map it runs on (flow_plan.shard_thread) */
+    bool borrow;      /* DESTRUCT: src is a variable's own slot: the tuple is read there,
+                         not moved out (else src is a temporary of this step's) */
     int base;         /* e's frame starts at this slot of the item's frame: 0 for the
                          mapped function's body, a callee's block for a body planned
                          in place of its call; src, dst and args are item slots */

@@ -37,16 +37,18 @@ static void flow_store(stc_value *slot, stc_value v)
     *slot = v;
 }
 
-/* A let-tuple's binding: the tuple's slot is this step's alone, so the
- * tuple is moved to the binding, not counted.  A tuple of the binders'
- * arity binds straight into their item slots (planned in s->args), the
- * evaluator's eval_let_bind doing anything else (its error).  Out of line:
- * inlined, its loop costs the item loop registers (about 1% more
- * instructions per item on a step-heavy body). */
+/* A let-tuple's binding.  From a temporary (the tuple's slot is this
+ * step's alone) the tuple is moved to the binding, not counted; from a
+ * variable's slot (s->borrow) it is read there, the variable living on.
+ * A tuple of the binders' arity binds straight into their item slots
+ * (planned in s->args), the evaluator's eval_let_bind doing anything else
+ * (its error).  Out of line: inlined, its loop costs the item loop
+ * registers (about 1% more instructions per item on a step-heavy body). */
 FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, stc_value *slots, eval_frame *fr)
 {
     stc_value t = slots[s->src];
-    slots[s->src] = flow_unit();
+    if (s->borrow) t = val_retain(t);
+    else slots[s->src] = flow_unit();
     if (!s->args || t.tag != STC_T_TUPLE || val_seq_len(t) != (size_t)s->nargs) return eval_let_bind(cx, s->e, fr, t);
     const stc_value *items = val_seq_items(t);
     for (int i = 0; i < s->nargs; i++)
