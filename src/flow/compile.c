@@ -102,6 +102,12 @@ static bool flow_is_leaf(const ir_expr *e)
     return e->kind == IR_LIT || e->kind == IR_VAR || e->kind == IR_FUNREF;
 }
 
+/* A variable of the frame being compiled (its slot past c->base). */
+static bool flow_is_var(const ir_expr *e)
+{
+    return e->kind == IR_VAR && e->u.var && e->u.var->slot >= 0;
+}
+
 static void flow_children(flow_cc *c, ir_expr *const *kids, int n, int guard, int depth, int *slots,
                           ir_expr **refs, bool in_place)
 {
@@ -292,16 +298,33 @@ static int flow_compile(flow_cc *c, const ir_expr *e, int dst, int guard, int de
         return flow_compile(c, e->b, dst, guard, depth + 1);
     }
     case IR_LETTUPLE: {
-        int t = flow_temp(c);
-        flow_compile(c, e->a, t, guard, depth + 1);
+        /* A variable's tuple is bound from its own slot (borrowed: the
+         * variable lives on); anything else is evaluated into a temporary
+         * the binding moves the tuple out of. */
+        bool var = flow_is_var(e->a);
+        int t = var ? e->a->u.var->slot + c->base : flow_temp(c);
+        if (!var) flow_compile(c, e->a, t, guard, depth + 1);
         flow_step *s = flow_emit(c, FS_DESTRUCT, e, -1, guard, depth, flow_set_none());
+        if (s) s->borrow = var;
+        int n = e->u.let.nbinders, *at = n > 0 ? stc__arena_alloc(fi->mem, (size_t)n * sizeof *at) : NULL;
         if (s) s->src = t;
+        if (s && at) { /* the binders' item slots, for steps.c flow_destruct */
+            for (int i = 0; i < n; i++) {
+                const ir_var *v = e->u.let.binders[i];
+                at[i] = v && v->slot >= 0 ? v->slot + c->base : -1;
+            }
+            s->args = at;
+            s->nargs = n;
+        }
         return flow_compile(c, e->b, dst, guard, depth + 1);
     }
     case IR_IF:
     case IR_CASE: {
-        int t = flow_temp(c);
-        flow_compile(c, e->a, t, guard, depth + 1);
+        /* A variable is chosen on in its own slot (a select only reads
+         * it): no step copying it into a temporary. */
+        bool var = flow_is_var(e->a);
+        int t = var ? e->a->u.var->slot + c->base : flow_temp(c);
+        if (!var) flow_compile(c, e->a, t, guard, depth + 1);
         int nb = e->kind == IR_IF ? 2 : e->u.cas.nalts;
         int flag0 = c->plan->nflags;
         c->plan->nflags += nb;
@@ -431,6 +454,122 @@ static int flow_stages(flow_cc *c)
     return 0;
 }
 
+/* ---- Which slots may hold a counted value ----------------------------------- */
+
+/* kind[slot]: 0 nothing seen writes it, 1 only scalars (int, float, bool,
+ * unit), 2 anything else or an unknown type. */
+static void flow_slot_note(uint8_t *kind, int nslots, int slot, ir_type *t)
+{
+    if (slot < 0 || slot >= nslots) return;
+    const ir_type *r = stc__ir_type_resolve(t);
+    bool scalar = r && (r->kind == TY_INT || r->kind == TY_FLOAT || r->kind == TY_BOOL || r->kind == TY_UNIT);
+    if (!scalar) kind[slot] = 2;
+    else if (kind[slot] == 0) kind[slot] = 1;
+}
+
+static void flow_vars_note(uint8_t *kind, int nslots, int base, ir_var *const *vars, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (vars[i] && vars[i]->slot >= 0) flow_slot_note(kind, nslots, vars[i]->slot + base, vars[i]->type);
+}
+
+/* The binders of e's subtree (lambdas' bodies excepted: their frames are
+ * their own), bound at slot + base; without recursion, since operator
+ * chains nest deeply.  -1 when out of memory. */
+static int flow_binders_note(uint8_t *kind, int nslots, int base, const ir_expr *e)
+{
+    size_t n = 0, cap = 64;
+    const ir_expr **stack = malloc(cap * sizeof *stack);
+    if (!stack) return -1;
+    stack[n++] = e;
+    while (n > 0) {
+        e = stack[--n];
+        if (!e) continue;
+        if (n + 3 > cap) { /* room for the three children pushed at once below */
+            const ir_expr **more = realloc(stack, 2 * cap * sizeof *stack);
+            if (!more) {
+                free(stack);
+                return -1;
+            }
+            stack = more, cap *= 2;
+        }
+        switch (e->kind) {
+        case IR_LAMBDA: continue;
+        case IR_LET:
+        case IR_LETTUPLE: flow_vars_note(kind, nslots, base, e->u.let.binders, e->u.let.nbinders); break;
+        default: break;
+        }
+        stack[n++] = e->a, stack[n++] = e->b, stack[n++] = e->c;
+        int m = e->kind == IR_CASE ? e->u.cas.nalts
+                : e->kind == IR_CALL ? e->u.call.nargs
+                : e->kind == IR_TUPLE || e->kind == IR_LIST ? e->u.agg.nitems
+                                                            : 0;
+        for (int i = 0; i < m; i++) {
+            if (n + 1 > cap) {
+                const ir_expr **more = realloc(stack, 2 * cap * sizeof *stack);
+                if (!more) {
+                    free(stack);
+                    return -1;
+                }
+                stack = more, cap *= 2;
+            }
+            if (e->kind == IR_CASE) {
+                flow_vars_note(kind, nslots, base, e->u.cas.alts[i].vars, e->u.cas.alts[i].nvars);
+                stack[n++] = e->u.cas.alts[i].body;
+            } else {
+                stack[n++] = e->kind == IR_CALL ? e->u.call.args[i] : e->u.agg.items[i];
+            }
+        }
+    }
+    free(stack);
+    return 0;
+}
+
+/* Fills pl->heap_slots: every slot past the captures but those only ever
+ * written with scalars.  Every writer of an item slot is a step's dst, a
+ * parameter (flow_load), a binder of a step's expression or of a
+ * select's or let-tuple's step; plans with steps of other kinds (keyed
+ * shards) keep every slot.  -1 when out of memory. */
+static int flow_heap_slots(flow_info *fi, flow_plan *pl)
+{
+    int ncaps = pl->fn ? pl->fn->ncaptures : 0, ns = pl->nslots;
+    uint8_t *kind = calloc((size_t)ns + 1, 1);
+    pl->heap_slots = stc__arena_alloc(fi->mem, ((size_t)ns + 1) * sizeof *pl->heap_slots);
+    if (!kind || !pl->heap_slots) {
+        free(kind);
+        return -1;
+    }
+    bool typed = pl->nshard_maps == 0;
+    if (pl->fn)
+        for (int i = 0; i < pl->fn->nparams; i++)
+            flow_slot_note(kind, ns, pl->fn->params[i]->slot, pl->fn->params[i]->type);
+    else
+        typed = false;
+    for (int k = 0; typed && k < pl->nsteps; k++) {
+        const flow_step *s = &pl->steps[k];
+        switch (s->kind) {
+        case FS_EVAL:
+            if (flow_binders_note(kind, ns, s->base, s->e) != 0) typed = false;
+            /* fall through */
+        case FS_SPLIT_OUT:
+        case FS_CALL_C: flow_slot_note(kind, ns, s->dst, s->e->type); break;
+        case FS_SELECT_CASE:
+            for (int i = 0; i < s->e->u.cas.nalts; i++)
+                flow_vars_note(kind, ns, s->base, s->e->u.cas.alts[i].vars, s->e->u.cas.alts[i].nvars);
+            break;
+        case FS_DESTRUCT: flow_vars_note(kind, ns, s->base, s->e->u.let.binders, s->e->u.let.nbinders); break;
+        case FS_SELECT_IF:
+        case FS_SPLIT_STATE: break;
+        default: typed = false; break;
+        }
+    }
+    pl->nheap = 0;
+    for (int j = ncaps; j < ns; j++)
+        if (!typed || kind[j] != 1) pl->heap_slots[pl->nheap++] = j;
+    free(kind);
+    return 0;
+}
+
 flow_plan *stc__flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun *fn, int thread)
 {
     flow_plan *pl = stc__arena_alloc(fi->mem, sizeof *pl);
@@ -468,7 +607,8 @@ flow_plan *stc__flow_plan_build(flow_info *fi, const ir_expr *smap, const ir_fun
             flow_emit(&c, FS_EVAL, call, pl->result, -1, -1, fi->thread_sets[thread]);
         }
     }
-    if (c.oom || flow_stages(&c) != 0 || stc__flow_shard_plan(fi, pl) != 0) return NULL;
+    if (c.oom || flow_stages(&c) != 0 || stc__flow_shard_plan(fi, pl) != 0 || flow_heap_slots(fi, pl) != 0)
+        return NULL;
     pl->remote_ok = fn ? stc__flow_remote_stages(fi, pl) : 0;
     pl->remote_owned = fn ? stc__flow_remote_owned_stages(fi, pl) : 0;
     return pl;

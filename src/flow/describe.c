@@ -152,8 +152,15 @@ bool stc__flow_stage_guarded(const flow_plan *pl, int stage)
 const ir_expr *stc__flow_stage_output(const flow_plan *pl, int stage)
 {
     const flow_stage *st = &pl->stages[stage];
-    for (int k = st->first + st->count - 1; k >= st->first; k--)
-        if (pl->steps[k].dst >= 0 && pl->steps[k].e) return pl->steps[k].e;
+    for (int k = st->first + st->count - 1; k >= st->first; k--) {
+        const flow_step *s = &pl->steps[k];
+        if (s->dst >= 0 && s->e) return s->e;
+        /* a select or let-tuple on a variable reads its slot (compile.c):
+         * the variable is what it hands on, as a step copying it would */
+        if ((s->kind == FS_SELECT_IF || s->kind == FS_SELECT_CASE || s->kind == FS_DESTRUCT) && s->e &&
+            s->e->a && s->e->a->kind == IR_VAR)
+            return s->e->a;
+    }
     return NULL;
 }
 

@@ -228,7 +228,8 @@ static void flow_release(void *ud, sched_batch *sb, int worker)
             job->out[b->first + (size_t)i] = slots[pl->result];
             slots[pl->result] = flow_unit();
         }
-        for (int j = job->ncaps; j < pl->nslots; j++) { /* units again for the block's next batch */
+        for (int k = 0; k < pl->nheap; k++) { /* units again for the block's next batch */
+            int j = pl->heap_slots[k]; /* (the other slots hold scalars at most: compile.c) */
             val_release(slots[j]);
             slots[j] = flow_unit();
         }
@@ -293,10 +294,27 @@ static int flow_skips_init(flow_job *job)
     }
     job->skip_first[ns] = nf;
     free(stage_of);
-    if (any && !(job->decides = calloc((size_t)(ns < 64 ? ns : 64), sizeof *job->decides))) any = false;
-    for (int t = 0; any && t < ns && t < 64; t++)
-        if (job->decided_at[t] >= 0) job->decides[job->decided_at[t]] |= (uint64_t)1 << t;
+    if (any && !(job->decides = calloc(3 * (size_t)(ns < 64 ? ns : 64) + 64, sizeof *job->decides))) any = false;
+    if (any) {
+        job->skip_bits = job->decides + (ns < 64 ? ns : 64);
+        job->decided_bits = job->skip_bits + (ns < 64 ? ns : 64);
+        job->needed_by = job->decided_bits + (ns < 64 ? ns : 64);
+        job->skip_narrow = true;
+    }
+    for (int t = 0; any && t < ns && t < 64; t++) {
+        int at = job->decided_at[t];
+        if (at < 0) continue;
+        job->decides[at] |= (uint64_t)1 << t;
+        job->deciding |= (uint64_t)1 << at;
+        for (int k = job->skip_first[t]; k < job->skip_first[t + 1]; k++) {
+            int f = job->skip_flags[k];
+            if (f >= 64) job->skip_narrow = false;
+            else job->skip_bits[t] |= (uint64_t)1 << f, job->needed_by[f] |= (uint64_t)1 << t;
+        }
+        job->decided_bits[at] |= job->skip_bits[t];
+    }
     if (!any) {
+        job->deciding = 0;
         free(job->decided_at), free(job->skip_first), free(job->skip_flags);
         job->decided_at = job->skip_first = job->skip_flags = NULL;
     }

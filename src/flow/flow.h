@@ -110,11 +110,14 @@ typedef struct flow_step {
     int guard;        /* the branch flag that must be set, or -1 */
     int flag0;        /* SELECT_*: the flag of its first branch */
     int thread;       /* SPLIT_*, CALL_C: the thread */
-    const int *args;  /* SPLIT_OUT, CALL_C: slots of the thread's inputs */
+    const int *args;  /* SPLIT_OUT, CALL_C: slots of the thread's inputs; DESTRUCT
+                         (when not NULL): its binders' slots, -1 for none */
     int nargs;
     int depth;        /* evaluator depth for e, relative to the smap's */
     int nshards;      /* FS_SHARD: the flags flag0 .. flag0 + nshards - 1 it chooses from */
     int shard_map;    /* FS_KEYED: the job's shard map it runs on (flow_plan.shard_thread) */
+    bool borrow;      /* DESTRUCT: src is a variable's own slot: the tuple is read there,
+                         not moved out (else src is a temporary of this step's) */
     int base;         /* e's frame starts at this slot of the item's frame: 0 for the
                          mapped function's body, a callee's block for a body planned
                          in place of its call; src, dst and args are item slots */
@@ -144,6 +147,14 @@ typedef struct flow_plan {
     int nserial;          /* serial stages */
     int nshard_maps;      /* keyed threads' shard maps (shards.c) */
     const int *shard_thread; /* per shard map: its keyed thread (nshards maps in a row each) */
+    /* The frame slots (past the captures) that may hold a counted value
+     * between items, ascending: release empties only these (exec.c).  A
+     * slot that every writer (a step's dst, a parameter, a binder bound in
+     * it) fills with an int, float, bool or unit is left out: its stale
+     * scalar needs no release and is overwritten before it is read
+     * (compile.c flow_heap_slots). */
+    int *heap_slots;
+    int nheap;
     int call_depth;       /* deepest depth (relative) of a call planned in place, where
                              the evaluator checks the depth limit; -1: none */
     uint64_t remote_ok;   /* bit t: stage t may run on a remote executor (remote.c) */

@@ -74,11 +74,20 @@ typedef struct flow_job {
     /* Per stage s (< 64): bit t says branch stage t is decided after s
      * (decided_at[t] == s), so flow_mark_skips looks at those alone. */
     uint64_t *decides;
+    uint64_t deciding; /* bit s: decides[s] is not 0 */
     /* Branch stages a batch may skip (sched_batch.skip): for stage t,
      * decided_at[t] is the stage after which it is known whether any item
      * of a batch needs it (-1: always needed), and its guard flags are
      * skip_flags[skip_first[t] .. skip_first[t + 1]). */
     int *decided_at, *skip_first, *skip_flags;
+    /* With skip_narrow (every such flag < 64), the same as bit sets: per
+     * branch stage t (< 64) its guard flags (skip_bits[t]), and per stage s
+     * the flags of every stage decided after s (decided_bits[s]), so a
+     * batch's marks take one look at each live item's flags of decided_bits
+     * (flow_mark_skips).  They point into the decides block. */
+    uint64_t *skip_bits, *decided_bits;
+    uint64_t *needed_by; /* per flag f < 64: the branch stages t with f in skip_bits[t] */
+    bool skip_narrow;
     /* The keyed threads' shard maps (plan->nshard_maps; shards.c): map m is
      * owned by the one serial stage whose FS_KEYED step runs on it. */
     stc_value *shard_maps;

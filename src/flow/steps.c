@@ -37,15 +37,24 @@ static void flow_store(stc_value *slot, stc_value v)
     *slot = v;
 }
 
-/* A let-tuple's binding: the tuple's slot is this step's alone, so the
- * tuple is moved to the binding, not counted.  Out of line: inlined, its
- * loop costs the item loop registers (about 1% more instructions per item
- * on a step-heavy body). */
+/* A let-tuple's binding.  From a temporary (the tuple's slot is this
+ * step's alone) the tuple is moved to the binding, not counted; from a
+ * variable's slot (s->borrow) it is read there, the variable living on.
+ * A tuple of the binders' arity binds straight into their item slots
+ * (planned in s->args), the evaluator's eval_let_bind doing anything else
+ * (its error).  Out of line: inlined, its loop costs the item loop
+ * registers (about 1% more instructions per item on a step-heavy body). */
 FLOW_NOINLINE static int flow_destruct(eval_ctx *cx, const flow_step *s, stc_value *slots, eval_frame *fr)
 {
     stc_value t = slots[s->src];
-    slots[s->src] = flow_unit();
-    return eval_let_bind(cx, s->e, fr, t);
+    if (s->borrow) t = val_retain(t);
+    else slots[s->src] = flow_unit();
+    if (!s->args || t.tag != STC_T_TUPLE || val_seq_len(t) != (size_t)s->nargs) return eval_let_bind(cx, s->e, fr, t);
+    const stc_value *items = val_seq_items(t);
+    for (int i = 0; i < s->nargs; i++)
+        if (s->args[i] >= 0) flow_store(&slots[s->args[i]], val_retain(items[i]));
+    val_release(t);
+    return 0;
 }
 
 /* A keyed call's shard: the flag of the shard its key hashes to. */
@@ -275,10 +284,27 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
 }
 
 /* After stage s: the branch stages none of the batch's items is routed to.
- * Called only after a stage that decides some (flow_decides). */
+ * Called only after a stage that decides some (flow_decides).  Narrow (every
+ * guard flag < 64, the usual case): the flags set among the live items,
+ * of those the stages decided after s read (decided_bits[s]), looked at once
+ * per item (it was once per item and stage decided; logstats' `case`
+ * decides four), then the stages needing a flag seen (needed_by) kept. */
 static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sched_batch *sb)
 {
     const flow_plan *pl = job->plan;
+    if (job->skip_narrow) {
+        uint64_t want = job->decided_bits[s], seen = 0;
+        for (int i = 0; i < b->n && seen != want; i++) {
+            if (b->dead[i]) continue;
+            const uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
+            for (uint64_t m = want & ~seen; m; m &= m - 1)
+                if (flags[__builtin_ctzll(m)]) seen |= m & -m;
+        }
+        uint64_t needed = 0; /* a stage is needed when some flag of its was seen */
+        for (; seen; seen &= seen - 1) needed |= job->needed_by[__builtin_ctzll(seen)];
+        sb->skip |= job->decides[s] & ~needed;
+        return;
+    }
     for (uint64_t ts = job->decides[s]; ts; ts &= ts - 1) {
         int t = __builtin_ctzll(ts);
         bool needed = false;
@@ -296,7 +322,7 @@ static void flow_mark_skips(const flow_job *job, const flow_batch *b, int s, sch
  * stage, checked here so that the others make no call. */
 static inline bool flow_decides(const flow_job *job, int s)
 {
-    return job->decided_at && s < 64 && job->decides[s];
+    return s < 64 && (job->deciding >> s & 1);
 }
 
 sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worker)
@@ -360,6 +386,49 @@ static sched_status flow_fused_items(flow_job *job, eval_ctx *cx, flow_batch *b)
         }
     }
     return SCHED_CONTINUE;
+}
+
+/* Every stage of the plan over the batch in turn, as the pipeline's
+ * activations run them (flow_stage_items, and the skip marks after a
+ * stage that decides some) but in one call, without what only the
+ * pipeline needs: no activation's set-up and return per stage, no count of
+ * the items a stage ran for, the thread's name set once (the evaluator
+ * puts it back after every call it makes).  An item that fails ends the
+ * batch there (the items after it are dead), its error recorded; the
+ * later stages still run for the items before it, as in the pipeline. */
+static sched_status flow_fused_stages(flow_job *job, eval_ctx *cx, flow_batch *b, sched_batch *sb)
+{
+    const flow_plan *pl = job->plan;
+    sched_status status = SCHED_CONTINUE;
+    cx->thread = job->thread;
+    for (int t = 0; t < pl->nstages; t++) {
+        if (t < 64 && (sb->skip >> t & 1)) continue;
+        const flow_stage *st = &pl->stages[t];
+        const flow_step *first = pl->steps + st->first, *end = first + st->count;
+        for (int i = 0; i < b->n; i++) {
+            if (b->dead[i]) continue;
+            stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
+            uint8_t *flags = b->flags + (size_t)i * (size_t)pl->nflags;
+            eval_frame fr = {slots, pl->fn};
+            cx->item = (long long)(b->first + (size_t)i);
+            int rc = flow_check_cancel(job, cx);
+            if (rc == 0 && !b->loaded) rc = flow_load(job, cx, b, i, slots);
+            for (const flow_step *s = first; rc == 0 && s < end; s++)
+                if (s->guard < 0 || flags[s->guard]) rc = flow_do_step(job, cx, s, &fr, flags);
+            if (rc) {
+                if (rc != FLOW_RECORDED) { /* else an inner smap's shards recorded the error */
+                    stc__eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
+                    stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+                }
+                memset(b->dead + i, 1, (size_t)(b->n - i));
+                status = SCHED_STOP;
+                break;
+            }
+        }
+        b->loaded = true;
+        if (flow_decides(job, t)) flow_mark_skips(job, b, t, sb);
+    }
+    return status;
 }
 
 /* Every item of the batch through the function's whole body at once, as
@@ -468,13 +537,7 @@ sched_status stc__flow_fused_run(flow_job *job, sched_batch *sb, int worker)
         uint64_t est = atomic_load_explicit(&job->ns_per_item, memory_order_relaxed), t0 = flow_now_ns();
         cx->stack_base = 0;
         if (est >= FLOW_ITEMWISE_NS) {
-            int nran;
-            for (int t = 0; t < pl->nstages; t++) {
-                if (t < 64 && (sb->skip >> t & 1)) continue;
-                if (flow_stage_items(job, cx, t, b, &nran) == SCHED_STOP) status = SCHED_STOP;
-                b->loaded = true;
-                if (flow_decides(job, t)) flow_mark_skips(job, b, t, sb);
-            }
+            status = flow_fused_stages(job, cx, b, sb);
         } else if (FLOW_DIRECT && job->direct_ok) {
             status = flow_direct_items(job, cx, b);
         } else {
