@@ -354,6 +354,17 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
 
 /* ---- One worker: the stages fused ------------------------------------------------ */
 
+/* A fused item's failure: its error recorded (unless an inner smap's
+ * shards did, FLOW_RECORDED), and it and the batch's later items dead. */
+FLOW_NOINLINE static void flow_item_failed(flow_job *job, eval_ctx *cx, flow_batch *b, int i, int rc)
+{
+    if (rc != FLOW_RECORDED) {
+        stc__eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
+        stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+    }
+    memset(b->dead + i, 1, (size_t)(b->n - i));
+}
+
 /* Every stage of the plan on each item in turn.  The same steps in the same
  * order for each item as the pipeline runs them (and as the evaluator
  * does): each thread still sees its calls in item order, since item k
@@ -377,11 +388,7 @@ static sched_status flow_fused_items(flow_job *job, eval_ctx *cx, flow_batch *b)
         for (const flow_step *s = first; rc == 0 && s < end; s++)
             if (s->guard < 0 || flags[s->guard]) rc = flow_do_step(job, cx, s, &fr, flags);
         if (rc) {
-            if (rc != FLOW_RECORDED) { /* else an inner smap's shards recorded the error */
-                stc__eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
-                stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
-            }
-            memset(b->dead + i, 1, (size_t)(b->n - i));
+            flow_item_failed(job, cx, b, i, rc);
             return SCHED_STOP;
         }
     }
@@ -416,11 +423,7 @@ static sched_status flow_fused_stages(flow_job *job, eval_ctx *cx, flow_batch *b
             for (const flow_step *s = first; rc == 0 && s < end; s++)
                 if (s->guard < 0 || flags[s->guard]) rc = flow_do_step(job, cx, s, &fr, flags);
             if (rc) {
-                if (rc != FLOW_RECORDED) { /* else an inner smap's shards recorded the error */
-                    stc__eval_oom(cx, job->loc); /* records nothing when the step recorded its error */
-                    stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
-                }
-                memset(b->dead + i, 1, (size_t)(b->n - i));
+                flow_item_failed(job, cx, b, i, rc);
                 status = SCHED_STOP;
                 break;
             }
