@@ -75,7 +75,10 @@ void cli_cluster_clock_mark(void) {}
 
 void cli_cluster_run_starts(void) {}
 
-void cli_cluster_stop_servers(bool stats, bool profile, const char *trace) { (void)stats, (void)profile, (void)trace; }
+void cli_cluster_stop_servers(bool stats, bool profile, const char *trace, bool ran)
+{
+    (void)stats, (void)profile, (void)trace, (void)ran;
+}
 
 #else
 
@@ -349,14 +352,14 @@ static void stop_trace(const char *path, const cli_rank_report *rr)
                     r, rr[r].nspans, rr[r].dropped);
 }
 
-void cli_cluster_stop_servers(bool stats, bool profile, const char *trace)
+void cli_cluster_stop_servers(bool stats, bool profile, const char *trace, bool ran)
 {
     if (stc_mpi_stop(mpi_session) != 0) return; /* (MPI_Abort ended the job) */
     bool report = stats || profile || trace;
     cli_rank_report *rr = report ? calloc((size_t)mpi_size, sizeof *rr) : NULL;
     if (report && !rr) fprintf(stderr, "stc: out of memory for the other ranks' reports\n");
     if (report && rr) stop_reports(rr);
-    bool sent = remote_given; /* else (one rank, STC_MPI_LOCAL) no rows */
+    bool sent = remote_given && ran; /* else (one rank, STC_MPI_LOCAL, no run) no rows */
     if (stats && sent) {
         long long away = 0;
         for (int r = 1; r < mpi_size; r++) away += stc_mpi_peer(mpi_session, r).away_ns;
@@ -374,7 +377,7 @@ void cli_cluster_stop_servers(bool stats, bool profile, const char *trace)
         if (rr) cli_ranks_print_stats(stderr, r, &rr[r]);
     }
     if (profile && sent && rr) stop_profile(rr);
-    if (trace && rr) stop_trace(trace, rr);
+    if (trace && ran && rr) stop_trace(trace, rr);
     for (int r = 1; rr && r < mpi_size; r++) cli_ranks_free(&rr[r]);
     free(rr);
 }

@@ -68,8 +68,11 @@ void cli_cluster_run_starts(void);
  * they serve, i.e. when the program compiled); with --stats prints per
  * rank what it sent there and each stage's counts there, with --profile
  * the ranks' busy time per stage, and with --trace (the trace file's
- * path) adds their spans to rank 0's trace, a process per rank. */
-void cli_cluster_stop_servers(bool stats, bool profile, const char *trace);
+ * path) adds their spans to rank 0's trace, a process per rank.  ran
+ * false (a usage or input error stopped rank 0 before its run): the
+ * ranks' reports are taken (they send them) but nothing is printed, as a
+ * run that never started prints no stats. */
+void cli_cluster_stop_servers(bool stats, bool profile, const char *trace, bool ran);
 
 /* Ends the job: rank 0 tells every rank its exit code `code`; the others
  * wait for it (sleeping, not spinning) and take it.  Then MPI ends.

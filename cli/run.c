@@ -233,13 +233,15 @@ static int cli_run_verify(stc_program *prog, const cli_args *a, const stc_remote
     return code;
 }
 
-int cli_run(stc_program *prog, const cli_args *a, stc_pool *pool, const stc_remote *remote)
+int cli_run(stc_program *prog, const cli_args *a, stc_pool *pool, const stc_remote *remote, bool *ran)
 {
+    *ran = false;
     int code = cli_run_check_input(prog, a);
     if (code != CLI_EXIT_OK) return code;
     cli_inputs ins;
     bool takes = stc_program_takes_input(prog);
     if (takes && (code = cli_inputs_open(a, &ins)) != CLI_EXIT_OK) return code;
+    *ran = true;
     code = a->verify ? cli_run_verify(prog, a, remote, takes ? &ins : NULL)
                      : cli_run_once(prog, a, pool, remote, takes ? &ins : NULL);
     if (takes) cli_inputs_close(&ins);

@@ -9,7 +9,8 @@
 /* Runs prog as a->(reference, verify, workers, ...) say, writes its output
  * and reports any failure.  pool: workers started early, or NULL; remote:
  * where replicated stages may run (stc run --mpi's other ranks), or NULL.
- * Returns the exit code. */
-int cli_run(stc_program *prog, const cli_args *a, stc_pool *pool, const stc_remote *remote);
+ * *ran: whether the program ran (false after a usage or input error found
+ * first).  Returns the exit code. */
+int cli_run(stc_program *prog, const cli_args *a, stc_pool *pool, const stc_remote *remote, bool *ran);
 
 #endif

@@ -268,10 +268,11 @@ static int cli_main(int argc, char **argv)
      * answer the batches it sends them (cli/cluster.c). */
     bool serving = a.mpi && code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN;
     if (serving && a.trace) cli_cluster_clock_mark();
+    bool ran = false;
     if (code == CLI_EXIT_OK && a.cmd == CLI_CMD_RUN && rank == 0)
-        code = cli_run(prog, &a, pool, a.mpi ? cli_cluster_remote() : NULL);
+        code = cli_run(prog, &a, pool, a.mpi ? cli_cluster_remote() : NULL, &ran);
     if (serving && rank != 0) code = cli_cluster_serve(prog, a.stats || a.profile || a.trace, a.trace != NULL);
-    if (serving && rank == 0) cli_cluster_stop_servers(a.stats, a.profile, a.trace);
+    if (serving && rank == 0) cli_cluster_stop_servers(a.stats, a.profile, a.trace, ran);
     stc_program_free(prog);
     stc_env_free(env);
     stc_pool_free(pool);

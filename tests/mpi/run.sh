@@ -236,6 +236,14 @@ if [ $? -eq 0 ] && grep -q "^stats: workers" "$tmp/mpi.err" && ! grep -q "remote
 else bad "STC_MPI_LOCAL=1 still sent batches: $(grep stats "$tmp/mpi.err")"; fi
 
 # ---- 1e. seeing a run across ranks (--stats, --profile, --trace) -----------------
+# A run that never starts (its input cannot be read) prints no stats, as on
+# one machine, and no trace file: only the error, exit 66.
+(cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --stats --trace nt.json \
+    --input /nonexistent/in.txt "$SRC/examples/logstats/logstats.stc" >mpi.out 2>mpi.err </dev/null)
+rc=$?
+if [ $rc -eq 66 ] && grep -q "cannot read input '/nonexistent/in.txt'" "$tmp/mpi.err" &&
+    ! grep -q "^stats:" "$tmp/mpi.err" && [ ! -e "$tmp/nt.json" ]; then passed=$((passed + 1))
+else bad "a run that never started: exit $rc, stats or trace printed: $(head -c 400 "$tmp/mpi.err")"; fi
 # --stats: rank 1's per-stage rows add up to its totals (batches, bytes).
 (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -np 2 "$STC" run --mpi --stats --workers 1 r.stc \
     >mpi.out 2>mpi.err </dev/null)
