@@ -509,12 +509,20 @@ TEST(remote_serial_stages_owned_by_peers)
 
 /* The cost model: a stage of a few instructions an item stays here; with
  * a threshold of 1 ns an item (any measured work) it goes after its first
- * batches. */
+ * batches.  The model decides on measured time, so a trial the machine
+ * preempts looks dear (a TSan build under ctest -j2 moved it once in ~20
+ * CI runs): the cheap stage must stay here in one of 3 runs, which a model
+ * that moves cheap stages never does. */
 TEST(remote_serial_cost_model_keeps_cheap_stages_here)
 {
     stc_run_stats st = {0};
     long long served = 0;
-    serial_check(serial_src, TFAKE_ASYNC, 1, 2, 0, &st, &served, NULL);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        st = (stc_run_stats){0};
+        served = 0;
+        serial_check(serial_src, TFAKE_ASYNC, 1, 2, 0, &st, &served, NULL);
+        if (st.remote_moves == 0 && served == 0) break;
+    }
     CHECK_INT(st.remote_moves, 0);
     CHECK_INT(served, 0);
     st = (stc_run_stats){0};
