@@ -430,8 +430,15 @@ static bool resolve_call(resolve_st *r, ir_expr *e, int depth)
             int k = th->ninputs;
             /* A C thread's tuple input may be given as several arguments:
              * the type checker decides. */
-            if (th->kind == THREAD_LANG && th->fun >= 0 && k >= 0 && nargs != k && !(k >= 2 && nargs == 1))
-                resolve_arity(r, e, "thread ", name, k);
+            if (th->kind == THREAD_LANG && th->fun >= 0 && k >= 0 && nargs != k && !(k >= 2 && nargs == 1)) {
+                if (th->keyed) /* the key counts as an argument: say so, it is the usual slip */
+                    resolve_err(r, loc,
+                                "keyed thread '%s' takes %d argument%s, %d given (the key, then the inputs "
+                                "of '%s' between its key and its state)",
+                                name, k, k == 1 ? "" : "s", nargs, r->p->funs[th->fun]->name);
+                else
+                    resolve_arity(r, e, "thread ", name, k);
+            }
         } else if ((b = stc__ir_builtin_lookup(name)) >= 0) {
             e->u.call.kind = CALL_BUILTIN;
             e->u.call.callee.index = b;
