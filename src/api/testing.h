@@ -22,8 +22,10 @@ typedef struct run_testing_opts {
     int trial_refusals;
     /* The figures the placement of serial stages on a transport's peers
      * decides on (src/flow/owned.c), instead of the clock: per plan stage s
-     * < RUN_TESTING_STAGES, > 0 counts each item a peer ran of stage s as
-     * this many ns of work, whatever the peer measured (0: its measure). */
+     * < RUN_TESTING_STAGES, > 0 counts each item of stage s that a peer
+     * ran (or, for a stage kept here by an earlier job's verdict, that
+     * ran here) as this many ns of work, whatever was measured (0: the
+     * measure). */
     long long owned_item_ns[RUN_TESTING_STAGES];
 } run_testing_opts;
 

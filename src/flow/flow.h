@@ -266,9 +266,9 @@ typedef struct flow_opts {
     unsigned perturb_seed; /* testing aids (see sched_pipeline) */
     int watchdog_ms;
     int trial_refusals;    /* (testing.h) */
-    /* (testing.h) Per stage s < FLOW_OWNED_FEED: > 0, the work the placement
-     * of serial stages counts for each item a peer ran (owned.c), in ns,
-     * instead of what the peer measured. */
+    /* (testing.h) Per stage s < FLOW_OWNED_FEED: > 0, the work in ns the
+     * placement of serial stages counts for each item of s it measures
+     * (owned.c), instead of what was measured. */
     long long owned_item_ns[FLOW_OWNED_FEED];
     bool profile;          /* measure every stage (stc__flow_runtime_profile) */
     struct trace_writer *trace; /* record stage activations and parking (NULL: off) */

@@ -28,7 +28,8 @@ typedef struct flow_owned_stage {
     atomic_ullong peer_ns;
     atomic_llong peer_items;
     atomic_int peer_batches;
-    long long fed;       /* > 0: counted as fed ns an item instead (run_testing_opts.owned_item_ns) */
+    long long fed;       /* > 0: its work counted as fed ns an item, on the peer and here
+                            (run_testing_opts.owned_item_ns) */
     /* Measured here (kept stages: whether it has become dear). */
     uint64_t ns;
     long long items;
