@@ -424,11 +424,14 @@ typedef struct stc_remote {
     int peers;
     int (*start_to)(void *ud, int peer, const void *req, size_t len,
                     void (*done)(void *token, int rc, void *reply, size_t reply_len), void *token);
-    /* Placement of a serial stage (measured on its first batch here):
-     * 0, the model: it goes when its work on a batch is at least 4 x the
-     * transport's estimated cost for the batch here (25 us + 1 us an item,
-     * docs/DESIGN.md 7c); > 0: when its work is at least this many ns an
-     * item; < 0: always, from its first batch (tests). */
+    /* Placement of a serial stage whose turn is a peer: it goes from its
+     * first batch, and the peer measures its work on its first batches
+     * (CPU time, in each reply); 0, the model: it stays there when that
+     * work is at least 4 x the transport's estimated cost for the batches
+     * here (25 us a batch + 1 us an item, docs/DESIGN.md 7c), else its
+     * states come back and it runs here for the rest of the smap; > 0: it
+     * stays when its work is at least this many ns an item; < 0: it stays
+     * whatever its work (tests). */
     long long serial_min_ns;
 } stc_remote;
 

@@ -62,7 +62,7 @@ typedef struct stc_mpi stc_mpi;
 typedef struct stc_mpi_opts {
     int fault_fd;           /* where a failing MPI call is said; 0: standard error (2) */
     bool local;             /* keep every stage on rank 0 (stc_mpi_remote gives NULL) */
-    long long serial_min_ns; /* stc_remote.serial_min_ns: 0 the cost model */
+    long long serial_min_ns; /* stc_remote.serial_min_ns: 0 the cost model (measured on the peer) */
 } stc_mpi_opts;
 
 /* Collective: opens the session over a duplicate of comm (opts may be

@@ -3,6 +3,7 @@
  * evaluator alone when opts->reference is set. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +105,8 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testi
                         .perturb_seed = t->perturb_seed, .watchdog_ms = t->watchdog_ms,
                         .trial_refusals = t->trial_refusals, .profile = o.profile,
                         .trace = trace, .pool = pool, .remote = o.remote};
+        _Static_assert(RUN_TESTING_STAGES == FLOW_OWNED_FEED, "one figure per stage");
+        memcpy(fo.owned_item_ns, t->owned_item_ns, sizeof fo.owned_item_ns);
         rt = stc__flow_runtime_new(p, &fo);
         if (!rt) {
             stc__trace_close(trace);

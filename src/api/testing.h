@@ -7,6 +7,8 @@
 
 #include "stc.h"
 
+#define RUN_TESTING_STAGES 8
+
 typedef struct run_testing_opts {
     /* Workers yield and sleep at random around queue operations, seeded
      * with this, to shake out schedule-dependent bugs (0: off). */
@@ -18,6 +20,13 @@ typedef struct run_testing_opts {
      * "stays fused" whatever the times (src/flow/exec.c), so that a test
      * sees a later window decide (0: off). */
     int trial_refusals;
+    /* The figures the placement of serial stages on a transport's peers
+     * decides on (src/flow/owned.c), instead of the clock: per plan stage s
+     * < RUN_TESTING_STAGES, > 0 counts each item of stage s that a peer
+     * ran (or, for a stage kept here by an earlier job's verdict, that
+     * ran here) as this many ns of work, whatever was measured (0: the
+     * measure). */
+    long long owned_item_ns[RUN_TESTING_STAGES];
 } run_testing_opts;
 
 /* stc_run_stream (io NULL: stc_run) with the testing options t (NULL:

@@ -257,6 +257,8 @@ flow_plan *stc__flow_plan_for_fn(flow_info *fi, const ir_expr *smap, const ir_ex
 typedef struct flow_runtime flow_runtime;
 struct eval_runtime_hooks;
 
+#define FLOW_OWNED_FEED 8
+
 typedef struct flow_opts {
     int workers;          /* >= 1 */
     int queue_capacity;   /* items per batch at most (0: default) */
@@ -264,6 +266,10 @@ typedef struct flow_opts {
     unsigned perturb_seed; /* testing aids (see sched_pipeline) */
     int watchdog_ms;
     int trial_refusals;    /* (testing.h) */
+    /* (testing.h) Per stage s < FLOW_OWNED_FEED: > 0, the work in ns the
+     * placement of serial stages counts for each item of s it measures
+     * (owned.c), instead of what was measured. */
+    long long owned_item_ns[FLOW_OWNED_FEED];
     bool profile;          /* measure every stage (stc__flow_runtime_profile) */
     struct trace_writer *trace; /* record stage activations and parking (NULL: off) */
     struct sched_pool *pool;    /* the host's pool (kept), or NULL: made when needed */

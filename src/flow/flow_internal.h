@@ -56,6 +56,7 @@ typedef struct flow_plan_use {
     bool outer_pays;    /* a loop on main did not pay (nested.c): pipeline it from now on */
     bool cheap;         /* its pipelines were too short to pay: left to the evaluator */
     int cheap_runs;     /* consecutive pipeline runs shorter than FLOW_SMAP_MIN_NS */
+    uint64_t owned_cheap; /* serial stages a peer measured too cheap to own: kept here (owned.c) */
 } flow_plan_use;
 
 /* A worker's evaluation context, on cache lines of its own (the array is
@@ -72,6 +73,7 @@ struct flow_runtime {
     unsigned perturb_seed;   /* testing aids, passed to every pipeline */
     int watchdog_ms;
     int trial_refusals;      /* the first trial decisions of a job forced to "stays fused" */
+    long long owned_feed[FLOW_OWNED_FEED]; /* the placement's figures for stages 0.. (flow_opts) */
     bool profile;            /* measure stages (profs) */
     struct trace_writer *trace; /* NULL: no trace */
     flow_plan_prof *profs;   /* parallel to plans when profile or trace is on */

@@ -211,8 +211,10 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
  * peer that did not give them back). */
 void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx);
 int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx);
-/* Stage `stage` ran here on a batch (ns of work, nran items): what the
- * placement decision measures (job->owned set; the stage's turn held). */
+/* Stage `stage` ran here on a batch (ns of work, nran items; job->owned
+ * set, the stage's turn held): the placement measures a stage kept here by
+ * an earlier job's verdict, to try it on a peer again if it has become
+ * dear (a stage is otherwise measured on its peer, owned.c). */
 void stc__flow_owned_note(flow_job *job, int stage, uint64_t ns, int nran);
 
 /* Accounts an activation of stage (FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE

@@ -11,16 +11,24 @@
  * thread's state is never in two places: rank 0 holds it between jobs and
  * while the stage runs here, the peer while it runs there.
  *
- * Placement (the cost model): a stage first runs here and is measured;
- * after its first batches (2, or 1 ms of work) it goes when its work on a
- * batch is at least 4 x the transport's estimated cost for the batch here
- * (FLOW_OWNED_BATCH_NS + FLOW_OWNED_ITEM_NS an item: encoding the frames,
- * decoding the reply, the messages), else it stays here for the job.
- * The stages that may go take turns, in plan order from one job to the
- * next, over the peers and this process (which runs every other stage
- * too): with 2 ranks, of comp_write's f and h one goes to rank 1 and one
- * stays on rank 0.  (serial_min_ns < 0, the tests: every such stage goes,
- * round robin over the peers.) */
+ * Placement (the cost model): the stages that may go take turns, in plan
+ * order from one job to the next, over the peers and this process (which
+ * runs every other stage too): with 2 ranks, of comp_write's f and h one
+ * goes to rank 1 and one stays on rank 0.  A stage whose turn is a peer
+ * goes from its first batch, and the peer measures it: each reply to an
+ * owned batch carries the CPU time the peer spent on it.  Once its first
+ * batches are back (2, or 1 ms of work), it stays there when its work on
+ * them was at least FLOW_OWNED_GAIN x the transport's estimated cost for
+ * them here (FLOW_OWNED_BATCH_NS + FLOW_OWNED_ITEM_NS an item: encoding
+ * the frames, decoding the reply, the messages); else its states come back
+ * (the peer answers the fetch after every batch sent before it) and it
+ * runs here for the rest of the job.  So no item of a dear stage runs
+ * here to be measured (rank 0 ran conditional's first f item, 4% of its
+ * share, when the stage was measured here first), and a cheap one costs a
+ * few trips once.  A stage found cheap is kept here in the plan's later
+ * jobs without a turn (flow_plan_use.owned_cheap), measured here, and tried
+ * on a peer again if it has become dear.  (serial_min_ns < 0, the tests:
+ * every such stage goes, round robin over the peers, and stays.) */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +43,8 @@
 #define FLOW_OWNED_BATCH_NS 25000
 #define FLOW_OWNED_ITEM_NS 1000
 #define FLOW_OWNED_GAIN 4
-/* Measured before deciding: this many batches, or this much work (ns). */
+/* Measured on the peer before deciding: this many batches, or this much
+ * work (ns). */
 #define FLOW_OWNED_TRIAL_BATCHES 2
 #define FLOW_OWNED_TRIAL_NS (1000000 * FLOW_TIME_SCALE)
 
@@ -336,6 +345,15 @@ void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx)
     job_reads(job);
 }
 
+/* The plan's record of what earlier jobs learnt (main thread only), or
+ * NULL (a plan the runtime did not make: no memory). */
+static flow_plan_use *plan_use(flow_runtime *rt, const flow_plan *pl)
+{
+    for (int i = 0; i < rt->nplans; i++)
+        if (rt->plans[i] == pl) return &rt->uses[i];
+    return NULL;
+}
+
 static void job_owned(flow_job *job, eval_ctx *cx)
 {
     flow_runtime *rt = job->rt;
@@ -350,8 +368,12 @@ static void job_owned(flow_job *job, eval_ctx *cx)
     uint64_t cand;
     if (!plan_reach(rt->fi, pl, &sets, &cand, &unknown)) return;
     /* Round robin over the peers and, under the cost model, this process
-     * (place `peers`), which runs the other stages too. */
-    int places = rt->remote.peers + (rt->remote.serial_min_ns >= 0 ? 1 : 0);
+     * (place `peers`), which runs the other stages too; a stage an earlier
+     * job found cheap stays here without taking a turn. */
+    bool model = rt->remote.serial_min_ns >= 0;
+    int places = rt->remote.peers + (model ? 1 : 0);
+    const flow_plan_use *use = model ? plan_use(rt, pl) : NULL;
+    uint64_t cheap = use ? use->owned_cheap : 0;
     int n = __builtin_popcountll(pl->remote_owned);
     flow_owned *ow = calloc(1, sizeof *ow);
     if (ow) ow->st = calloc((size_t)n, sizeof *ow->st);
@@ -363,7 +385,12 @@ static void job_owned(flow_job *job, eval_ctx *cx)
             int t = __builtin_ctzll(m);
             flow_owned_stage *o = &ow->st[ow->n];
             const bool *set = sets + (size_t)t * (size_t)p->nthreads;
-            *o = (flow_owned_stage){.stage = t, .peer = -1, .want = rt->next_peer++ % places};
+            bool kept = cheap >> t & 1;
+            *o = (flow_owned_stage){.stage = t, .peer = -1, .want = kept ? rt->remote.peers : rt->next_peer++ % places,
+                                    .decided = kept, .kept = kept, .fed = t < FLOW_OWNED_FEED ? rt->owned_feed[t] : 0};
+            atomic_init(&o->peer_ns, 0);
+            atomic_init(&o->peer_items, 0);
+            atomic_init(&o->peer_batches, 0);
             if (!(o->threads = malloc((size_t)p->nthreads * sizeof *o->threads))) oom = true;
             for (int i = 0; !oom && i < p->nthreads; i++)
                 if (set[i]) o->threads[o->nthreads++] = i;
@@ -379,6 +406,32 @@ static void job_owned(flow_job *job, eval_ctx *cx)
     }
     job->owned = ow;
     job->remote_mask |= pl->remote_owned;
+}
+
+/* Whether work ns over items and batches is dear enough to run on a peer:
+ * at least serial_min_ns an item (> 0), or (0, the model) at least
+ * FLOW_OWNED_GAIN x the transport's estimated cost for them here. */
+static bool owned_dear(const flow_runtime *rt, uint64_t ns, long long items, int batches)
+{
+    long long min = rt->remote.serial_min_ns;
+    if (items <= 0) return false;
+    if (min > 0) return ns >= (uint64_t)min * (uint64_t)items;
+    uint64_t cost = (uint64_t)FLOW_OWNED_BATCH_NS * (uint64_t)batches + (uint64_t)FLOW_OWNED_ITEM_NS * (uint64_t)items;
+    return ns >= (uint64_t)FLOW_OWNED_GAIN * FLOW_TIME_SCALE * cost;
+}
+
+/* What the job learnt about o for the plan's later jobs (main, after the
+ * run): cheap on its peer, kept here from now on; dear, or a kept stage
+ * that has become dear here, takes its turn again. */
+static void owned_learn(flow_job *job, const flow_owned_stage *o)
+{
+    flow_runtime *rt = job->rt;
+    flow_plan_use *use = rt->remote.serial_min_ns >= 0 && o->stage < 64 ? plan_use(rt, job->plan) : NULL;
+    if (!use) return;
+    uint64_t bit = (uint64_t)1 << o->stage;
+    if (o->verdict < 0) use->owned_cheap |= bit;
+    else if (o->verdict > 0 || (o->kept && o->batches >= FLOW_OWNED_TRIAL_BATCHES && owned_dear(rt, o->ns, o->items, o->batches)))
+        use->owned_cheap &= ~bit;
 }
 
 int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
@@ -398,6 +451,7 @@ int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
             int r = stc__flow_owned_recall(job, cx, o, job->err_index < 0);
             if (r && !rc) rc = r;
         }
+        owned_learn(job, o);
         free(o->threads);
     }
     free(ow->st);
@@ -411,34 +465,42 @@ void stc__flow_owned_note(flow_job *job, int stage, uint64_t ns, int nran)
     flow_owned *ow = job->owned;
     if (!ow || stage >= 64 || ow->at[stage] < 0) return;
     flow_owned_stage *o = &ow->st[ow->at[stage]];
-    if (o->decided) return;
+    if (!o->kept || nran <= 0) return; /* (only a kept stage is measured here) */
+    if (o->fed > 0) ns = (uint64_t)o->fed * (uint64_t)nran; /* (the testing aid) */
     o->ns += ns;
     o->items += nran;
     o->batches++;
 }
 
+void stc__flow_owned_measured(flow_owned_stage *o, uint64_t ns, int nran)
+{
+    if (nran <= 0) return;
+    if (o->fed > 0) ns = (uint64_t)o->fed * (uint64_t)nran; /* (the testing aid) */
+    atomic_fetch_add(&o->peer_ns, ns);
+    atomic_fetch_add(&o->peer_items, nran);
+    /* last: a reader that sees the batch sees its figures */
+    atomic_fetch_add_explicit(&o->peer_batches, 1, memory_order_release);
+}
+
 bool stc__flow_owned_goes(flow_job *job, flow_owned_stage *o)
 {
+    const stc_remote *r = &job->rt->remote;
     if (o->decided) return o->peer >= 0;
-    long long min = job->rt->remote.serial_min_ns;
-    bool go;
-    if (o->want >= job->rt->remote.peers) { /* its turn to stay here */
+    if (o->want >= r->peers) { /* its turn to stay here */
         o->decided = true;
         return false;
     }
-    if (min < 0) {
-        go = true;
-    } else if (o->batches < FLOW_OWNED_TRIAL_BATCHES && o->ns < FLOW_OWNED_TRIAL_NS) {
-        return false; /* measuring */
-    } else if (min > 0) {
-        go = o->items > 0 && o->ns >= (uint64_t)min * (uint64_t)o->items;
-    } else {
-        uint64_t cost = (uint64_t)FLOW_OWNED_BATCH_NS * (uint64_t)o->batches + (uint64_t)FLOW_OWNED_ITEM_NS * (uint64_t)o->items;
-        go = o->ns >= (uint64_t)FLOW_OWNED_GAIN * FLOW_TIME_SCALE * cost;
+    if (o->peer < 0) { /* its first batch goes, and is measured there */
+        o->peer = o->want;
+        o->decided = r->serial_min_ns < 0; /* (the tests: there for the job) */
+        return true;
     }
+    int nb = atomic_load_explicit(&o->peer_batches, memory_order_acquire);
+    uint64_t ns = atomic_load(&o->peer_ns);
+    if (nb < FLOW_OWNED_TRIAL_BATCHES && ns < FLOW_OWNED_TRIAL_NS) return true; /* still measuring there */
     o->decided = true;
-    if (go) o->peer = o->want;
-    return go;
+    o->verdict = owned_dear(job->rt, ns, atomic_load(&o->peer_items), nb) ? 1 : -1;
+    return o->verdict > 0;
 }
 
 /* ---- Waiting for one reply ---------------------------------------------------------- */

@@ -3,22 +3,35 @@
 #ifndef STC_FLOW_OWNED_H
 #define STC_FLOW_OWNED_H
 
+#include <stdatomic.h>
+
 #include "flow/job.h"
 #include "util/buf.h"
 
 /* One serial stage a peer may own during a job.  Every field but the
- * thread list is used only by the worker holding the stage's turn (the
- * scheduler's lock orders one holder before the next), and by main after
- * the run. */
+ * thread list and the peer's figures is used only by the worker holding
+ * the stage's turn (the scheduler's lock orders one holder before the
+ * next), and by main after the run.  The peer's figures are added as
+ * its replies come, by the transport's thread (atomic). */
 typedef struct flow_owned_stage {
     int stage;
     int peer;            /* the peer that owns it now; -1: here */
-    int want;            /* the peer it goes to if it goes (round robin at job start) */
+    int want;            /* the peer it goes to (round robin at job start); >= peers: here */
     bool decided;        /* placed: here for the rest of the job, or at peer */
     bool moved;          /* its states went with a batch and must come back */
+    bool kept;           /* here from the start: an earlier job found it cheap */
+    signed char verdict; /* the model's: 1 dear (stays at its peer), -1 cheap (came back), 0 none */
     int nthreads;
     int *threads;        /* the threads it reaches (their states travel) */
-    uint64_t ns;         /* measured here before the decision */
+    /* Measured on its peer: the work its replies report (ns), over how
+     * many items and batches (batches that ran no item are not counted). */
+    atomic_ullong peer_ns;
+    atomic_llong peer_items;
+    atomic_int peer_batches;
+    long long fed;       /* > 0: its work counted as fed ns an item, on the peer and here
+                            (run_testing_opts.owned_item_ns) */
+    /* Measured here (kept stages: whether it has become dear). */
+    uint64_t ns;
     long long items;
     int batches;
 } flow_owned_stage;
@@ -39,7 +52,14 @@ int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, boo
 /* Marks in set (pl->nslots bytes, zeroed) the frame slots stage `stage`
  * may read: what its requests carry (both ends compute it from the plan). */
 void stc__flow_stage_reads(const flow_plan *pl, int stage, uint8_t *set);
-/* Whether stage o goes to its peer now (the cost model; decides once). */
+/* Whether stage o's batch at its turn goes to its peer (the cost model):
+ * a stage whose turn is a peer goes from its first batch and is measured
+ * there; once its peer's figures are in, it stays there or, false, it is
+ * brought back (the caller recalls its states) and runs here for the job. */
 bool stc__flow_owned_goes(flow_job *job, flow_owned_stage *o);
+/* A reply of o's peer came: ns of work it reported over nran items (the
+ * transport's thread, as the reply comes; the testing aid's figures
+ * replace ns). */
+void stc__flow_owned_measured(flow_owned_stage *o, uint64_t ns, int nran);
 
 #endif

@@ -61,6 +61,7 @@ typedef struct reply_slot {
  * and the slots it changed, and the failing item's error. */
 typedef struct reply {
     int nran;
+    uint64_t work_ns;   /* an owned stage's: the peer's work on the batch */
     int nok;            /* live items answered */
     reply_slot *slots;  /* nslots of them, in item and slot order */
     size_t nslots;
@@ -69,7 +70,7 @@ typedef struct reply {
     eval_err err;
 } reply;
 
-static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_t n, reply *out)
+static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_t n, bool owned, reply *out)
 {
     const flow_plan *pl = job->plan;
     const flow_remote_names *nm = job->rt->rnames;
@@ -79,6 +80,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     const uint8_t *magic = rd_bytes(&r, 4);
     if (!magic || memcmp(magic, "STCa", 4) != 0) return STC_EINVAL;
     uint64_t nran = rd_uv(&r);
+    out->work_ns = owned ? rd_uv(&r) : 0;
     int live = 0;
     for (int i = 0; i < b->n; i++) live += !b->dead[i];
     out->slots = malloc(((size_t)live * w + 1) * sizeof *out->slots); /* at most every slot of every item */
@@ -145,6 +147,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
 typedef struct flow_away {
     buf req;
     int peer;            /* an owned stage's batch: its peer (else -1) */
+    flow_owned_stage *o; /* and its stage, until it is decided (else NULL) */
     sched_pool *pool;
     sched_batch *sb;
     sched_status loaded; /* what loading the frames said (SCHED_STOP: an item failed) */
@@ -156,6 +159,12 @@ typedef struct flow_away {
 static void away_done(void *token, int rc, void *reply, size_t reply_len)
 {
     flow_away *a = token;
+    if (a->o && rc == 0 && reply) { /* the peer's work on it, for the placement at once (owned.c) */
+        rd r = {reply, reply_len, 0, 0};
+        const uint8_t *magic = rd_bytes(&r, 4);
+        uint64_t nran = rd_uv(&r), work = rd_uv(&r);
+        if (!r.rc && memcmp(magic, "STCa", 4) == 0 && nran <= INT32_MAX) stc__flow_owned_measured(a->o, work, (int)nran);
+    }
     a->rc = rc;
     a->rep = reply;
     a->replen = reply_len;
@@ -163,14 +172,15 @@ static void away_done(void *token, int rc, void *reply, size_t reply_len)
 }
 
 /* Adopts reply rep (consumed) of a request of `sent` bytes: true when the
- * batch's frames (or an item's error) are now the stage's outcome. */
+ * batch's frames (or an item's error) are now the stage's outcome; an
+ * owned stage's reply also says the peer's work on it (*work_ns). */
 static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void *rep, size_t replen, size_t sent,
-                        sched_status *status, int *nran, bool owned)
+                        sched_status *status, int *nran, bool owned, uint64_t *work_ns)
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
     reply r;
-    if (rc != 0 || !rep || reply_decode(job, b, rep, replen, &r) != 0) {
+    if (rc != 0 || !rep || reply_decode(job, b, rep, replen, owned, &r) != 0) {
         free(rep);
         if (!owned) atomic_fetch_add(&rt->remote_declined, 1);
         return false;
@@ -210,6 +220,7 @@ static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void
     free(r.flags);
     *status = st;
     *nran = r.nran;
+    *work_ns = r.work_ns;
     return true;
 }
 
@@ -230,15 +241,30 @@ static void owned_fail(flow_job *job, eval_ctx *cx, flow_batch *b, int peer, con
     }
 }
 
+/* Brings stage o's states back from its peer before batch b runs it here:
+ * false then; true when they did not come back, the batch's first live
+ * item failed with that (*status, *nran). */
+static bool owned_back(flow_job *job, eval_ctx *cx, flow_owned_stage *o, flow_batch *b, sched_status *status,
+                       int *nran)
+{
+    int peer = o->peer;
+    if (!o->moved || stc__flow_owned_recall(job, cx, o, true) == 0) return false;
+    owned_fail(job, cx, b, peer, "");
+    *status = SCHED_STOP, *nran = 0;
+    return true;
+}
+
 /* Stage o of the batch: sent to its peer (SCHED_AWAY_PASS: the next batch
  * may be sent at once, the peer keeps the order), or false: it runs here
- * (not placed there, or it just came back). */
+ * (not placed there, brought back by the cost model, or it just came
+ * back). */
 static bool owned_stage(flow_job *job, eval_ctx *cx, flow_owned_stage *o, int smap, int fn, sched_batch *sb,
                         sched_status *status, int *nran)
 {
     flow_runtime *rt = job->rt;
     flow_batch *b = sb->data;
-    if (o->peer < 0 && !stc__flow_owned_goes(job, o)) return false;
+    if (!stc__flow_owned_goes(job, o)) /* (measured cheap there: its states come back first) */
+        return owned_back(job, cx, o, b, status, nran);
     sched_status loaded = b->loaded ? SCHED_CONTINUE : stc__flow_load_batch(job, cx, b);
     int live = 0;
     for (int i = 0; i < b->n; i++) live += !b->dead[i];
@@ -251,7 +277,8 @@ static bool owned_stage(flow_job *job, eval_ctx *cx, flow_owned_stage *o, int sm
     int rc = a ? request_encode(job, smap, fn, o->stage, b, &req, o) : STC_ENOMEM;
     bool first = !o->moved;
     if (rc == 0) {
-        *a = (flow_away){.req = req, .peer = o->peer, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        *a = (flow_away){.req = req, .peer = o->peer, .o = o->decided ? NULL : o, .pool = rt->pool, .sb = sb,
+                         .loaded = loaded};
         b->away = a; /* before start_to: the reply may come before it returns */
         if (rt->remote.start_to(rt->remote.ud, o->peer, a->req.data, a->req.len, away_done, a) == 0) {
             /* (a and b may be back and gone already: neither is touched) */
@@ -281,11 +308,7 @@ static bool owned_stage(flow_job *job, eval_ctx *cx, flow_owned_stage *o, int sm
      * the stage runs here for the rest of the job (its states back first). */
     stc__buf_free(&req);
     free(a);
-    if (o->moved && stc__flow_owned_recall(job, cx, o, true) != 0) {
-        owned_fail(job, cx, b, o->peer, "");
-        *status = SCHED_STOP, *nran = 0;
-        return true;
-    }
+    if (owned_back(job, cx, o, b, status, nran)) return true;
     o->peer = -1;
     o->decided = true;
     return false;
@@ -359,7 +382,8 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
     if (b->away) { /* back from another process */
         flow_away *a = b->away;
         b->away = NULL;
-        bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran, a->peer >= 0);
+        uint64_t work = 0; /* (counted as it came: away_done) */
+        bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran, a->peer >= 0, &work);
         if (!ok && a->peer >= 0) { /* the peer ran it (its states moved on): it cannot run here */
             owned_fail(job, cx, b, a->peer, "a batch of a serial stage came back unreadable");
             *status = SCHED_STOP, *nran = 0, ok = true;
@@ -402,7 +426,8 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
     *wait_ns = flow_now_ns() - t0;
     size_t sent = req.len;
     stc__buf_free(&req);
-    if (!reply_adopt(job, cx, b, rc, rep, replen, sent, status, nran, false)) {
+    uint64_t work;
+    if (!reply_adopt(job, cx, b, rc, rep, replen, sent, status, nran, false, &work)) {
         *wait_ns = 0;
         return false;
     }

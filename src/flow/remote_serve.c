@@ -156,6 +156,7 @@ typedef struct serve_req {
     uint64_t stage, depth, first, n, nslots, nflags, ncaps, th;
     const flow_plan *pl;
     const uint8_t *reads; /* the slots the stage reads (nslots) */
+    bool owned;           /* an owned stage's batch: the reply says its work */
 } serve_req;
 
 /* The rest of a request after its states: the captures and the items,
@@ -182,6 +183,10 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
     buf out = BUF_INIT, items = BUF_INIT;
     int nran = 0;
     bool failed = false;
+    /* An owned stage's work on the batch, for the placement on rank 0
+     * (owned.c): this thread's CPU time over the items (a preempted batch
+     * does not look dear), their slots' decoding and encoding included. */
+    uint64_t c0 = q->owned ? flow_cpu_ns() : 0;
     for (uint64_t i = 0; !rc && i < n && !failed; i++) {
         const uint8_t *dead = rd_bytes(&r, 1), *fl = dead && !*dead ? rd_bytes(&r, (size_t)nflags) : NULL;
         if (!dead || (!*dead && !fl)) {
@@ -218,6 +223,7 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
         }
         if (!failed) buf_putc(&items, 0);
     }
+    uint64_t work = q->owned ? flow_cpu_ns() - c0 : 0;
     if (frame) release_n(frame, (size_t)nslots);
     if (came) release_n(came + (ncaps < nslots ? ncaps : 0), (size_t)(ncaps < nslots ? nslots - ncaps : 0));
     free(frame);
@@ -227,6 +233,7 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
     if (!rc) {
         stc__buf_put(&out, "STCa", 4);
         stc__val_wire_put_uvarint(&out, (uint64_t)nran);
+        if (q->owned) stc__val_wire_put_uvarint(&out, work);
         stc__buf_put(&out, items.data ? items.data : "", items.len);
         if (!buf_ok(&out) || !buf_ok(&items)) rc = STC_ENOMEM;
     }
@@ -339,7 +346,8 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
             s->states[t].ready = true;
         }
     }
-    serve_req q = {stage, depth, first, n, nslots, nflags, ncaps, th, pl, s->reads[at] + (size_t)stage * (size_t)nslots};
+    serve_req q = {stage, depth, first, n, nslots, nflags, ncaps, th, pl, s->reads[at] + (size_t)stage * (size_t)nslots,
+                   owned};
     if (owned || !k) return serve_items(s, &r, &q, reply, reply_len);
     lent ln = {0, NULL}; /* read-only threads' states, for this batch only */
     int rc = lend_states(s, &r, k, &ln);

@@ -22,7 +22,10 @@
  *           (owned.c): the STCq header, then nstates and per state its
  *           thread number and value (the stage's first batch carries its
  *           threads' states, later ones none: the peer keeps them), then
- *           captures and items as STCq; replied to as STCq.
+ *           captures and items as STCq; replied to as STCq, but for
+ *           the serving thread's CPU time on the batch's items (ns) after
+ *           nran: "STCa" nran work ... (owned.c's placement measures the
+ *           stage on its peer).
  * Fetch:    "STCf" n thread...: the states go back, "STCs" n (thread,
  *           state)..., and the peer holds them no more.
  * nshards is the runtime's fi->nshards (keyed threads' shard stages

@@ -20,6 +20,7 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
     rt->perturb_seed = o->perturb_seed;
     rt->watchdog_ms = o->watchdog_ms;
     rt->trial_refusals = o->trial_refusals;
+    memcpy(rt->owned_feed, o->owned_item_ns, sizeof rt->owned_feed);
     rt->profile = o->profile;
     rt->trace = o->trace;
     rt->pool = o->pool;

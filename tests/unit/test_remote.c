@@ -408,23 +408,57 @@ TEST(remote_which_stages_may_go)
 
 /* ---- Serial stages owned by a peer (stc_remote.start_to, src/flow/owned.c) ---- */
 
-/* Runs src under the reference and at `workers` with the asynchronous fake
- * in `mode` offering `peers` peers (serial_min_ns: the placement rule),
- * checks the outcome is the reference's; *stats and *peer_served (the
- * requests the peers answered) for the caller's checks. */
-static void serial_check(const char *src, tfake_mode mode, int workers, int peers, long long serial_min_ns,
-                         stc_run_stats *stats, long long *peer_served, char **outcome)
+/* One run of serial_check: the fake's mode, the run's workers and queue
+ * capacity, the peers offered and the placement (min: stc_remote.
+ * serial_min_ns; fed: the figures it decides on, per plan stage, ns an
+ * item: run_testing_opts.owned_item_ns, 0 the clock); and what came out:
+ * the run's stats, the requests the peers answered, and the items the
+ * peers ran of the stages called names[i] ("m (line 6)"). */
+typedef struct serial_case {
+    tfake_mode mode;
+    int workers, capacity, peers;
+    long long min;
+    long long fed[8];
+    const char *names[2];
+    stc_run_stats st;
+    long long served;
+    long long items[2];
+} serial_case;
+
+/* Items of the stage called name that f's first `peers` peers ran. */
+static long long peer_stage_items(tfake *f, int peers, const char *name)
+{
+    long long n = 0;
+    for (int p = 0; name && p < peers; p++) {
+        stc_remote_server *s = tfake_server(f, p);
+        for (size_t i = 0; s && i < stc_remote_server_stage_count(s); i++) {
+            stc_remote_stage_stats st = stc_remote_server_stage(s, i);
+            if (!strcmp(st.name, name)) n += st.items;
+        }
+    }
+    return n;
+}
+
+/* Runs src under the reference and as c says with the asynchronous fake,
+ * checks the outcome is the reference's; c's results filled; *outcome
+ * (if not NULL) the reference's outcome. */
+static void serial_run(const char *src, serial_case *c, char **outcome)
 {
     stc_env *env = stc_env_new();
     stc_program *prog = UNIT_COMPILE(env, src, "serial.stc"), *twin = UNIT_COMPILE(env, src, "serial.stc");
-    tfake *f = prog && twin ? tfake_start(twin, mode) : NULL;
+    tfake *f = prog && twin ? tfake_start(twin, c->mode) : NULL;
     CHECK(f != NULL);
     if (f) {
-        tfake_set_peers(f, peers, serial_min_ns);
+        tfake_set_peers(f, c->peers, c->min);
+        trun_mode aids = {.workers = c->workers};
+        memcpy(aids.owned_item_ns, c->fed, sizeof aids.owned_item_ns);
         char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
-        char *got = unit_outcome(prog, (stc_run_opts){.workers = workers, .remote = tfake_remote(f)}, stats);
+        char *got = unit_outcome_aided(
+            prog, (stc_run_opts){.workers = c->workers, .queue_capacity = c->capacity, .remote = tfake_remote(f)}, &aids,
+            &c->st);
         CHECK_STR(got, ref);
-        *peer_served = tfake_peer_served(f);
+        c->served = tfake_peer_served(f);
+        for (int i = 0; i < 2; i++) c->items[i] = peer_stage_items(f, c->peers, c->names[i]);
         if (outcome) *outcome = ref;
         else free(ref);
         free(got);
@@ -474,6 +508,16 @@ static void serial_check(const char *src, tfake_mode mode, int workers, int peer
     stc_env_free(env);
 }
 
+/* serial_run with every stage going and staying (serial_min_ns -1). */
+static void serial_check(const char *src, tfake_mode mode, int workers, int peers, long long serial_min_ns,
+                         stc_run_stats *stats, long long *peer_served, char **outcome)
+{
+    serial_case c = {.mode = mode, .workers = workers, .peers = peers, .min = serial_min_ns};
+    serial_run(src, &c, outcome);
+    *stats = c.st;
+    *peer_served = c.served;
+}
+
 /* Two serial stages (threads total and m) between replicated work, run
  * twice: the second smap calls total again from the state the first left,
  * main calls m between them, and state(t) reads both after. */
@@ -507,28 +551,97 @@ TEST(remote_serial_stages_owned_by_peers)
             }
 }
 
-/* The cost model: a stage of a few instructions an item stays here; with
- * a threshold of 1 ns an item (any measured work) it goes after its first
- * batches.  The model decides on measured time, so a trial the machine
- * preempts looks dear (a TSan build under ctest -j2 moved it once in ~20
- * CI runs): the cheap stage must stay here in one of 3 runs, which a model
- * that moves cheap stages never does. */
-TEST(remote_serial_cost_model_keeps_cheap_stages_here)
+/* The cost model on fed figures (run_testing_opts.owned_item_ns: what
+ * the peers' replies say is replaced, so the clock decides nothing).
+ * total (stage 1) at 10 ms an item is dear: it goes to its peer from its
+ * first batch and stays there for the job, every one of the first smap's
+ * 1,500 items run there; m (stage 2) at 1 ns an item is cheap: it goes,
+ * and after its first batches are back its state comes back and it runs
+ * here, so its peer ran only its first batches (batches of 10 items at
+ * most: 150 of them, against a few in flight when the figures come).  The
+ * outcome (results, final states, m(5) between the smaps) is the
+ * reference's, at 1 and 3 workers, with the fake answering from its thread
+ * and inside start_to.  A model that keeps cheap stages away, or brings
+ * dear ones back, fails the item counts. */
+TEST(remote_serial_cost_model_dear_stays_cheap_comes_back)
 {
-    stc_run_stats st = {0};
-    long long served = 0;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        st = (stc_run_stats){0};
-        served = 0;
-        serial_check(serial_src, TFAKE_ASYNC, 1, 2, 0, &st, &served, NULL);
-        if (st.remote_moves == 0 && served == 0) break;
+    static const tfake_mode modes[] = {TFAKE_ASYNC, TFAKE_ASYNC_NOW};
+    for (size_t mo = 0; mo < sizeof modes / sizeof modes[0]; mo++)
+        for (int workers = 1; workers <= 3; workers += 2) {
+            serial_case c = {.mode = modes[mo], .workers = workers, .capacity = 10, .peers = 2,
+                             .fed = {0, 10000000, 1}, .names = {"total (line 6)", "m (line 6)"}};
+            serial_run(serial_src, &c, NULL);
+            CHECK_INT(c.items[0], 1500);
+            CHECK(c.items[1] > 0);
+            CHECK(c.items[1] <= 200);
+            CHECK_INT(c.st.remote_declined, 0);
+            /* the other way round: m stays there, total comes back */
+            serial_case d = {.mode = modes[mo], .workers = workers, .capacity = 10, .peers = 2,
+                             .fed = {0, 1, 10000000}, .names = {"total (line 6)", "m (line 6)"}};
+            serial_run(serial_src, &d, NULL);
+            CHECK(d.items[0] > 0);
+            CHECK(d.items[0] <= 200);
+            CHECK_INT(d.items[1], 1500);
+        }
+}
+
+/* serial_min_ns > 0 is the threshold, ns an item, on the same fed figures:
+ * 999 under 1,000 brings the stages back, 1,000 keeps them there. */
+TEST(remote_serial_threshold_on_fed_figures)
+{
+    for (long long fed = 999; fed <= 1000; fed++) {
+        serial_case c = {.mode = TFAKE_ASYNC, .workers = 1, .capacity = 10, .peers = 2, .min = 1000,
+                         .fed = {fed, fed, fed, fed}, .names = {"total (line 6)", "m (line 6)"}};
+        serial_run(serial_src, &c, NULL);
+        if (fed < 1000) {
+            CHECK(c.items[0] > 0 && c.items[0] <= 200);
+            CHECK(c.items[1] > 0 && c.items[1] <= 200);
+        } else {
+            CHECK_INT(c.items[0], 1500);
+            CHECK_INT(c.items[1], 1500);
+        }
     }
-    CHECK_INT(st.remote_moves, 0);
-    CHECK_INT(served, 0);
-    st = (stc_run_stats){0};
-    serial_check(serial_src, TFAKE_ASYNC, 1, 2, 1, &st, &served, NULL);
-    CHECK(st.remote_moves > 0);
-    CHECK(served > 0);
+}
+
+/* A stage found cheap is kept here in its plan's later jobs, without a
+ * turn: the same smap run three times with one peer goes once (a dear one
+ * goes in every job whose turn is the peer: jobs 1 and 3 of 3, turns
+ * alternating between the peer and here). */
+TEST(remote_serial_cheap_stage_kept_here_in_later_jobs)
+{
+    static const char src[] =
+        "fun heavy(x) = fold(fn (a, i) => (a * 31 + i * x) % 1000003, 7, range(0, 30))\n"
+        "fun mix(x, s) = (x * 2 + len(s) % 7, concat(str(x % 10), s))\n"
+        "thread m = mix init \"\"\n"
+        "fun run(k) = smap(fn x => m(heavy(x) + k), range(0, 300))\n"
+        "main = let a = run(1) in let b = run(2) in let c = run(3) in (a, b, c, len(state(m)))\n";
+    for (int dear = 0; dear <= 1; dear++) {
+        serial_case c = {.mode = TFAKE_ASYNC, .workers = 1, .capacity = 10, .peers = 1,
+                         .fed = {dear ? 10000000 : 1, dear ? 10000000 : 1}};
+        serial_run(src, &c, NULL);
+        CHECK_INT(c.st.remote_moves, dear ? 2 : 1);
+    }
+}
+
+/* The one check on the real clock: serial_src's stages take about a
+ * microsecond an item, under the threshold (4 x (25 us a batch + 1 us an
+ * item) over batches of at most 4 items: 29 us an item), so they come back
+ * after their first batches.  The peer measures its CPU time, which a
+ * preempted batch does not inflate, but a sanitizer's slowdown does: they
+ * must come back in one of 3 runs, which a model that keeps cheap stages
+ * away never does. */
+TEST(remote_serial_cost_model_brings_cheap_stages_back)
+{
+    serial_case c;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        c = (serial_case){.mode = TFAKE_ASYNC, .workers = 1, .capacity = 4, .peers = 2,
+                          .names = {"total (line 6)", "m (line 6)"}};
+        serial_run(serial_src, &c, NULL);
+        if (c.items[0] < 1500 && c.items[1] < 1500) break;
+    }
+    CHECK(c.items[0] < 1500);
+    CHECK(c.items[1] < 1500);
+    CHECK(c.st.remote_moves > 0);
 }
 
 /* An error in an owned stage is the reference's: at several items, the
@@ -536,26 +649,31 @@ TEST(remote_serial_cost_model_keeps_cheap_stages_here)
 TEST(remote_serial_errors_are_the_references)
 {
     static const int bad[] = {0, 1, 17, 999, 1499};
+    /* placements: every stage there for the job; the model on fed figures,
+     * t (stage 0) cheap: it comes back after its first batches (items 0, 1
+     * and 17 fail on the peer or here, 999 here), or dear: it stays */
+    static const long long fed[] = {-1, 1, 10000000};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        for (int workers = 1; workers <= 2; workers++) {
-            char src[1024];
-            snprintf(src, sizeof src,
-                     "fun acc(x, s) = (1000 / (x - %d) + s, s + 1)\n"
-                     "fun other(x) = 10 / (x - 1400)\n"
-                     "thread t = acc init 0\n"
-                     "main = smap(fn x => let a = t(x) in let b = other(x + a * 0) in (a, b), range(0, 1500))\n",
-                     bad[i]);
-            stc_run_stats st = {0};
-            long long served = 0;
-            char *out = NULL;
-            serial_check(src, TFAKE_ASYNC, workers, 2, -1, &st, &served, &out);
-            CHECK_CONTAINS(out, "division by zero");
-            char item[64];
-            snprintf(item, sizeof item, "smap item %d", bad[i] < 1400 ? bad[i] : 1400);
-            CHECK_CONTAINS(out, item);
-            CHECK(st.remote_serial > 0);
-            free(out);
-        }
+        for (int workers = 1; workers <= 2; workers++)
+            for (size_t k = 0; k < sizeof fed / sizeof fed[0]; k++) {
+                char src[1024];
+                snprintf(src, sizeof src,
+                         "fun acc(x, s) = (1000 / (x - %d) + s, s + 1)\n"
+                         "fun other(x) = 10 / (x - 1400)\n"
+                         "thread t = acc init 0\n"
+                         "main = smap(fn x => let a = t(x) in let b = other(x + a * 0) in (a, b), range(0, 1500))\n",
+                         bad[i]);
+                serial_case c = {.mode = TFAKE_ASYNC, .workers = workers, .capacity = fed[k] < 0 ? 0 : 10, .peers = 2,
+                                 .min = fed[k] < 0 ? -1 : 0, .fed = {fed[k] < 0 ? 0 : fed[k]}};
+                char *out = NULL;
+                serial_run(src, &c, &out);
+                CHECK_CONTAINS(out, "division by zero");
+                char item[64];
+                snprintf(item, sizeof item, "smap item %d", bad[i] < 1400 ? bad[i] : 1400);
+                CHECK_CONTAINS(out, item);
+                CHECK(c.st.remote_serial > 0);
+                free(out);
+            }
 }
 
 /* Which serial stages may be owned elsewhere (stc__flow_remote_owned_stages). */
