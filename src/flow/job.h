@@ -156,6 +156,10 @@ int stc__flow_shards_merge(flow_job *job, eval_ctx *cx);
 /* A step's return value: the item failed and the job has its error. */
 #define FLOW_RECORDED 3
 
+/* An inner smap's temporaries in the item's frame from its FS_IKEYED
+ * step's src (shards.c): its list, function, shards, results, bound. */
+#define FLOW_SHARD_TEMPS 5
+
 /* The shard steps (shards.c; flow_step kinds FS_KEYED, FS_ISHARD, FS_IKEYED). */
 int stc__flow_keyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots);
 int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots,

@@ -40,6 +40,8 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
     atomic_init(&rt->remote_declined, 0);
     atomic_init(&rt->remote_serial, 0);
     atomic_init(&rt->remote_moves, 0);
+    atomic_init(&rt->remote_shard_moves, 0);
+    atomic_init(&rt->remote_shard_serial, 0);
     if (o->remote && o->remote->call) {
         rt->remote = *o->remote;
         if (!(rt->rnames = stc__flow_remote_names_new(p))) {
@@ -83,6 +85,8 @@ stc_run_stats stc__flow_runtime_stats(const flow_runtime *rt)
     st.remote_declined = atomic_load(&rt->remote_declined);
     st.remote_serial = atomic_load(&rt->remote_serial);
     st.remote_moves = atomic_load(&rt->remote_moves);
+    st.remote_shard_moves = atomic_load(&rt->remote_shard_moves);
+    st.remote_shard_serial = atomic_load(&rt->remote_shard_serial);
     return st;
 }
 
