@@ -397,9 +397,10 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
             eval_tstate *st = r.rc ? NULL : owned_slot(s, rd_uv(&r), &keyed);
             if (r.rc || !st) return STC_EINVAL;
             stc_value v = rd_val(&r, wf), init = keyed >= 0 ? rd_val(&r, wf) : stc_value_unit();
-            if (r.rc) {
+            if (r.rc || (keyed >= 0 && v.tag != STC_T_MAP)) { /* (a shard's state is its map) */
                 val_release(v);
-                return r.rc;
+                val_release(init);
+                return r.rc ? r.rc : STC_EINVAL;
             }
             val_release(st->value);
             st->value = v;

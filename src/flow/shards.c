@@ -458,13 +458,26 @@ int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     return 0;
 }
 
+/* Whether an item's temporaries are as FS_ISHARD left them: checked, as
+ * they may have come in a peer's request (remote_serve.c). */
+static bool shard_temps_ok(const stc_value *tmp, const ir_expr *f)
+{
+    if (tmp[SHARD_RESULTS].tag != STC_T_LIST || tmp[SHARD_XS].tag != STC_T_LIST || tmp[SHARD_BOUND].tag != STC_T_INT)
+        return false;
+    size_t n = val_seq_len(tmp[SHARD_RESULTS]);
+    stc_value of = tmp[SHARD_OF];
+    return val_seq_len(tmp[SHARD_XS]) == n && tmp[SHARD_BOUND].as.i >= 0 && (uint64_t)tmp[SHARD_BOUND].as.i <= n &&
+           (of.tag == STC_T_INT ? n <= SHARD_PACKED : of.tag == STC_T_STR && val_as_str(of)->len == n) &&
+           (f->kind == IR_THREADREF || tmp[SHARD_FN].tag == STC_T_FUNC);
+}
+
 int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_value *slots)
 {
     const ir_expr *e = s->e;
     ir_loc loc = e->u.call.callee_loc;
     stc_value *tmp = slots + s->src;
     int shard = s->guard - s->flag0, thread = e->u.call.args[0]->kind == IR_THREADREF ? s->thread : -1;
-    if (tmp[SHARD_RESULTS].tag != STC_T_LIST) return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: shard");
+    if (!shard_temps_ok(tmp, e->u.call.args[0])) return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: shard");
     if (val_obj_shared(tmp[SHARD_RESULTS].as.obj)) { /* a serving process keeps what came (remote_serve.c): */
         size_t k = val_seq_len(tmp[SHARD_RESULTS]);   /* fill a copy, which then goes back */
         stc_value c = stc__val_seq_alloc(STC_T_LIST, k);
