@@ -488,7 +488,7 @@ int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
     if (!ow) return 0;
     for (int i = 0; i < ow->n; i++) {
         flow_owned_stage *o = &ow->st[i];
-        if (o->moved) {
+        if (o->moved && o->shard_map < 0) { /* (shard maps came back before the merge) */
             /* (after an item's error only that error is reported) */
             int r = stc__flow_owned_recall(job, cx, o, job->err_index < 0);
             if (r && !rc) rc = r;
