@@ -33,7 +33,12 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
         free(rt);
         return NULL;
     }
-    rt->fi->nshards = stc__flow_shards_for(o->workers);
+    /* A keyed thread's shards: one per worker, and one per peer of a
+     * transport whose peers may own them (owned.c), so that -np K
+     * --workers 1 shards too; at most FLOW_MAX_SHARDS (docs/DESIGN.md 7c). */
+    int peers = o->remote && o->remote->call && o->remote->start_to && o->remote->peers > 0
+                    ? o->remote->peers : 0;
+    rt->fi->nshards = stc__flow_shards_for(o->workers + (peers < FLOW_MAX_SHARDS ? peers : FLOW_MAX_SHARDS));
     atomic_init(&rt->remote_batches, 0);
     atomic_init(&rt->remote_sent, 0);
     atomic_init(&rt->remote_received, 0);
