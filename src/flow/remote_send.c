@@ -41,13 +41,17 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
         stc__val_wire_put_uvarint(out, 0);
     }
     for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
+    /* an inner smap's shard: its item's list carries only its elements */
+    const flow_step *ik = o && o->shard_map >= 0 ? &pl->steps[pl->stages[stage].first] : NULL;
+    int list = ik && ik->kind == FS_IKEYED ? ik->src : -1; /* (the list is its first temporary) */
     for (int i = 0; rc == 0 && i < b->n; i++) {
         buf_putc(out, (char)b->dead[i]);
         if (b->dead[i]) continue;
         stc__buf_put(out, (const char *)b->flags + (size_t)i * (size_t)pl->nflags, (size_t)pl->nflags);
         const stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
         for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++)
-            if (reads[j]) rc = stc__val_wire_encode(out, slots[j], &nm->wf);
+            if (reads[j]) rc = j == list ? stc__flow_ikeyed_put_list(ik, slots, out, &nm->wf)
+                                         : stc__val_wire_encode(out, slots[j], &nm->wf);
     }
     return rc ? rc : buf_ok(out) ? 0 : STC_ENOMEM;
 }

@@ -45,6 +45,7 @@
 #include "flow/owned.h"
 #include "util/cancel.h"
 #include "value/map.h"
+#include "value/wire.h"
 
 int stc__flow_shards_for(int workers) { return workers < 2 ? 1 : workers > FLOW_MAX_SHARDS ? FLOW_MAX_SHARDS : workers; }
 
@@ -398,6 +399,24 @@ static inline int shard_of_elem(stc_value of, size_t j)
 {
     return of.tag == STC_T_INT ? (int)((uint64_t)of.as.i >> (3 * j) & 7)
                                : ((const unsigned char *)val_as_str(of)->data)[j];
+}
+
+int stc__flow_ikeyed_put_list(const flow_step *s, const stc_value *slots, buf *out, const wire_funcs *wf)
+{
+    const stc_value *tmp = slots + s->src;
+    stc_value xs = tmp[SHARD_XS], of = tmp[SHARD_OF];
+    size_t n = xs.tag == STC_T_LIST ? val_seq_len(xs) : 0;
+    if (xs.tag != STC_T_LIST || !(of.tag == STC_T_INT ? n <= SHARD_PACKED : of.tag == STC_T_STR && val_as_str(of)->len == n))
+        return stc__val_wire_encode(out, xs, wf); /* (not as FS_ISHARD left it: as it is) */
+    stc_value mine = stc__val_seq_alloc(STC_T_LIST, n);
+    if (mine.tag == STC_T_INVALID) return STC_ENOMEM;
+    const stc_value *from = val_seq_items(xs);
+    stc_value *to = val_seq_items(mine);
+    for (size_t j = 0; j < n; j++)
+        if (shard_of_elem(of, j) == s->guard - s->flag0) to[j] = val_retain(from[j]);
+    int rc = stc__val_wire_encode(out, mine, wf);
+    val_release(mine);
+    return rc;
 }
 
 int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots,
