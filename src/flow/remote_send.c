@@ -370,6 +370,7 @@ int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, boo
         uint64_t t = rd_uv(&r);
         stc_value v = rd_val(&r, &nm->wf);
         if (!r.rc && t != stc__flow_owned_id(job, o, k)) r.rc = STC_EINVAL;
+        if (!r.rc && o->shard_map >= 0 && v.tag != STC_T_MAP) r.rc = STC_EINVAL; /* (a shard map) */
         if (r.rc) {
             val_release(v);
             break;
