@@ -92,10 +92,19 @@ static const char capture_src[] =
     "fun line(i) = concat(concat(\"a\", str(i % 29)), concat(\" b\", str(i % 7)))\n"
     "main = smap(fn l => let k = len(l) in smap(fn w => t(w, k), words(l)), smap(line, range(0, 1000)))\n";
 
+/* Two keyed threads in one pipeline: each its own shard stages, a peer
+ * holding shards of both (by thread and shard). */
+static const char two_src[] =
+    "fun sum(k, x, s) = (s + x, s + x)\n"
+    "fun cnt(k, x, n) = (n, n + 1)\n"
+    "keyed thread a = sum init 0\n"
+    "keyed thread b = cnt init 10\n"
+    "main = smap(fn x => let p = a(x % 31, x) in let q = b(str(x % 37), p) in (p, q), range(0, 1200))\n";
+
 TEST(remote_keyed_shards_owned_by_peers)
 {
-    static const char *const srcs[] = {count_src, window_src, capture_src};
-    static const int jobs[] = {2, 2, 1};
+    static const char *const srcs[] = {count_src, window_src, capture_src, two_src};
+    static const int jobs[] = {2, 2, 1, 2}; /* (two_src: one job, two threads' shards) */
     /* each job's shards: one per worker and one per peer (runtime.c) */
     for (size_t p = 0; p < sizeof srcs / sizeof srcs[0]; p++)
         for (int mo = 0; mo < 2; mo++)
@@ -132,6 +141,18 @@ TEST(remote_keyed_shard_errors_are_the_references)
             keyed_check(src, TFAKE_ASYNC, workers, 2, &st, &out);
             CHECK_CONTAINS(out, "division by zero for key");
             char item[64];
+            snprintf(item, sizeof item, "smap item %d)", bad[i]);
+            CHECK_CONTAINS(out, item);
+            CHECK(st.remote_shard_serial > 0);
+            free(out);
+            /* a later replicated stage failing while the shards are away */
+            snprintf(src, sizeof src,
+                     "fun acc(k, x, s) = (s + x, s + 1)\n"
+                     "keyed thread t = acc init 0\n"
+                     "main = smap(fn x => let a = t(x %% 7, x) in 10 / (x - %d) + a, range(0, 1500))\n",
+                     bad[i]);
+            st = (stc_run_stats){0};
+            keyed_check(src, TFAKE_ASYNC, workers, 2, &st, &out);
             snprintf(item, sizeof item, "smap item %d)", bad[i]);
             CHECK_CONTAINS(out, item);
             CHECK(st.remote_shard_serial > 0);
