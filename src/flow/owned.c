@@ -227,8 +227,7 @@ static uint64_t shard_owned_stages(flow_info *fi, const flow_plan *pl)
         for (int u = 0; alone && u < pl->nstages; u++)
             alone = shard_stage_thread(pl, u) == k || !stage_reaches_besides_shards(&r, pl, u, k);
         const flow_stage *st = &pl->stages[t];
-        for (int i = st->first + 1; alone && i < st->first + st->count; i++)
-        { /* the copies after the call (shards.c) */
+        for (int i = st->first + 1; alone && i < st->first + st->count; i++) { /* the copies after the call */
             const ir_expr *e = pl->steps[i].e;
             alone = pl->steps[i].kind == FS_EVAL && (e->kind == IR_LIT || e->kind == IR_VAR || e->kind == IR_FUNREF);
         }
