@@ -7,6 +7,7 @@
 # children it waits for), with the load average.
 #
 #   bash bench/mpi.sh [--runs N] [--workers N] [--ranks K] [--lines N]
+#                     [--words N] [--serial-ns NS] [--only NAME]
 #                     [--build DIR] [--dir DIR]
 #
 #   --runs N     runs per measurement, the median is reported (default 5)
@@ -14,6 +15,12 @@
 #   --ranks K    the largest rank count (default 4)
 #   --lines N    logstats input lines (default 200000), made once by
 #                examples/logstats/gen_log into --dir
+#   --words N    the keyed word count's input words (default 1000000), made
+#                once by examples/wordfreq/gen_text into --dir
+#   --serial-ns NS  STC_MPI_SERIAL_NS for the ranks: the serial stages' and
+#                keyed shards' placement (-1: every one that may go goes;
+#                default: the cost model)
+#   --only NAME  only the programs whose name starts with NAME
 #   --build DIR  the build holding stc (with MPI) and gen_log (default build)
 #   --dir DIR    where the input is made (default /tmp/stc-bench-mpi)
 #
@@ -27,18 +34,23 @@
 # "stc run x2Nw" row is one process with twice the workers (issue 14's
 # "2 ranks x 1 worker against 1 rank x 2 workers").  K > 1 columns include
 # the price of the job (starting K processes, each loading Open MPI and
-# compiling the program).
+# compiling the program).  After each program's rows, one `-np 2 --stats`
+# run says what the transport carried: bytes sent and received an item and
+# rank 0's time with batches away an item (items: --stats' count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-runs=5 workers=2 ranks=4 lines=200000 build=build dir=/tmp/stc-bench-mpi
-usage() { sed -n '2,24s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
+runs=5 workers=2 ranks=4 lines=200000 words=1000000 serial_ns= only= build=build dir=/tmp/stc-bench-mpi
+usage() { sed -n '2,34s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) runs=${2:?--runs needs a number}; shift 2 ;;
         --workers) workers=${2:?--workers needs a number}; shift 2 ;;
         --ranks) ranks=${2:?--ranks needs a number}; shift 2 ;;
         --lines) lines=${2:?--lines needs a number}; shift 2 ;;
+        --words) words=${2:?--words needs a number}; shift 2 ;;
+        --serial-ns) serial_ns=${2:?--serial-ns needs a number}; shift 2 ;;
+        --only) only=${2:?--only needs a name}; shift 2 ;;
         --build) build=${2:?--build needs a directory}; shift 2 ;;
         --dir) dir=${2:?--dir needs a directory}; shift 2 ;;
         -h|--help) usage 0 ;;
@@ -54,10 +66,13 @@ if "$stc" run --mpi /dev/null 2>&1 </dev/null | grep -q "built without MPI"; the
 fi
 mpirun=(mpirun -q --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+[ -n "$serial_ns" ] && mpirun+=(-x "STC_MPI_SERIAL_NS=$serial_ns")
 
 mkdir -p "$dir"
 log=$dir/access-$lines.log
 [ -s "$log" ] || "$build/examples/logstats/gen_log" "$lines" 7 >"$log"
+text=$dir/words-$words.txt
+[ -s "$text" ] || "$build/examples/wordfreq/gen_text" "$words" 1 >"$text"
 
 # name|program|options
 progs=(
@@ -69,6 +84,7 @@ progs=(
     "comp_read (paper, read-only f, h)|bench/paper/comp_read.stc|"
     "pure (64 x 2 ms items, replicated)|bench/mpi/pure.stc|"
     "logstats $lines lines|examples/logstats/logstats.stc|--quiet --input $log"
+    "wordfreq (keyed word count, $words words)|examples/wordfreq/wordfreq.stc|--quiet --input $text"
 )
 
 # measure CMD...: "wall cpu" of one run, the output checked against $ref.
@@ -83,6 +99,7 @@ echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $run
 printf '%-40s %-10s %10s %10s\n' program mode "wall s" "CPU s"
 for p in "${progs[@]}"; do
     IFS='|' read -r name prog opts <<<"$p"
+    case $name in "$only"*) ;; *) continue ;; esac
     read -r -a o <<<"$opts"
     "$stc" run --workers "$workers" "${o[@]}" "$prog" >"$dir/ref"
     declare -A wall=() cpu=()
@@ -102,5 +119,17 @@ for p in "${progs[@]}"; do
             "$(tr ' ' '\n' <<<"${wall[$m]}" | grep . | median)" "$(tr ' ' '\n' <<<"${cpu[$m]}" | grep . | median)"
     done
     unset wall cpu
+    # what the transport carried at -np 2 (one run)
+    "${mpirun[@]}" -np 2 "$stc" run --mpi --stats --workers "$workers" "${o[@]}" "$prog" >/dev/null 2>"$dir/stats" || true
+    awk -v name="$name" '
+        /^stats: workers/ { for (i = 1; i <= NF; i++) if ($i == "items") items = $(i + 1) + 0 }
+        /^stats: remote batches/ { line = $0; gsub(",", ""); sent = $7; got = $9 }
+        /^stats: rank 0: batches kept/ { for (i = 1; i <= NF; i++) if ($i == "away") away = $(i + 1) }
+        END {
+            if (!items) { printf "%-40s -np 2: no stats\n", name; exit }
+            printf "%-40s -np 2: %.1f bytes sent, %.1f received an item, %.2f us away an item (%d items)\n",
+                name, sent / items, got / items, away * 1000 / items, items
+            if (line ~ /keyed shards/) { sub(/.*serial stages placed/, "serial stages placed", line); print "  " line }
+        }' "$dir/stats"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -59,9 +59,10 @@ static void cli_after_run(const stc_result *res, const cli_args *a)
         if (st.remote_batches || st.remote_declined)
             fprintf(stderr,
                     "stats: remote batches %lld, bytes sent %lld, received %lld, declined %lld, "
-                    "serial stages placed %lld (their batches and states %lld)\n",
+                    "serial stages placed %lld (their batches and states %lld), of them keyed shards %lld "
+                    "(%lld)\n",
                     st.remote_batches, st.remote_bytes_sent, st.remote_bytes_received, st.remote_declined,
-                    st.remote_moves, st.remote_serial);
+                    st.remote_moves, st.remote_serial, st.remote_shard_moves, st.remote_shard_serial);
     }
 }
 

@@ -541,6 +541,8 @@ typedef struct stc_run_stats {
                                     that ran fused on the calling thread from start to end,
                                     their first batches' stage times predicting too little
                                     gain from the pipeline (or too few items to tell) */
+    long long remote_shard_moves;   /* of remote_moves: keyed threads' shard stages */
+    long long remote_shard_serial;  /* of remote_serial: their batches and shard maps' trips back */
 } stc_run_stats;
 stc_run_stats stc_result_stats(const stc_result *r);
 

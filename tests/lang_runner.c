@@ -93,6 +93,7 @@ typedef struct lr_state {
     long long remote_batches; /* served by the fake executors */
     long long serial_batches; /* of them, by the peers owning serial stages (--remote-async) */
     long long remote_tests;   /* tests run with the fake (--remote-async: odd ones under the cost model) */
+    long long shard_batches;  /* of those, keyed threads' shard stages' (batches and maps back) */
 } lr_state;
 
 static void lr_fail(lr_state *st, const lr_test *t, const char *mode, const char *fmt, ...)
@@ -300,6 +301,7 @@ static void lr_check_run(lr_state *st, const lr_test *t, const char *file, stc_p
     bool streams = stc_program_takes_input(prog);
     trun_outcome o;
     int rc = trun_run(prog, &opts, &aids, &(stc_stream){lr_source, &io, lr_sink, &io}, &o);
+    st->shard_batches += o.stats.remote_shard_serial;
     char *json = o.json, *err = o.error; /* taken from o */
     o.json = o.error = NULL;
     trun_outcome_free(&o);
@@ -536,7 +538,8 @@ int main(int argc, char **argv)
         if (st.remote_batches == 0) return 1;
         if (st.remote_async) { /* and serial stages were owned there */
             printf("lang: %lld of them serial stages' (batches and states)\n", st.serial_batches);
-            if (st.serial_batches == 0) return 1;
+            printf("lang: %lld of those keyed threads' shard stages' (batches and shard maps)\n", st.shard_batches);
+            if (st.serial_batches == 0 || st.shard_batches == 0) return 1;
         }
     }
     return st.failed || !st.passed ? 1 : 0;

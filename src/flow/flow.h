@@ -159,7 +159,8 @@ typedef struct flow_plan {
                              the evaluator checks the depth limit; -1: none */
     uint64_t remote_ok;   /* bit t: stage t may run on a remote executor (remote.c) */
     uint64_t remote_owned; /* bit t: serial stage t may be owned by a remote executor,
-                              its threads' states with it (remote.c) */
+                              its threads' states with it, or a keyed thread's
+                              shard stage, its shard map with it (owned.c) */
 } flow_plan;
 
 /* ---- Remote stages (remote.c) ----------------------------------------------- */

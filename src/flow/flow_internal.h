@@ -106,6 +106,7 @@ struct flow_runtime {
     atomic_llong remote_batches, remote_sent, remote_received, remote_declined;
     atomic_llong remote_serial; /* of remote_batches: serial stages' (atomic) */
     atomic_llong remote_moves;  /* serial stages placed on a peer (atomic) */
+    atomic_llong remote_shard_moves, remote_shard_serial; /* of those two: keyed shard stages' (atomic) */
     int next_peer;              /* round robin of owned serial stages (main thread only) */
 };
 

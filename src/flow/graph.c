@@ -92,6 +92,9 @@ static void graph_cluster(graph_ctx *g, const ir_expr *smap, const flow_plan *pl
     if (sharded && g->workers)
         stc__buf_printf(b, " at %d worker%s, a keyed thread in %d shards", g->workers, g->workers == 1 ? "" : "s",
                         g->fi->nshards);
+    else if (sharded && g->ranks > 1) /* and one per other rank */
+        stc__buf_printf(b, " drawn, a keyed thread's shards as 1/S and S/S (S = a run's workers + %d, at most %d)",
+                        g->ranks - 1, FLOW_MAX_SHARDS);
     else if (sharded) /* a run's shard count is its workers': two stand for them */
         stc__buf_printf(b, " drawn, a keyed thread's shards as 1/S and S/S (S = a run's workers, at most %d)",
                         FLOW_MAX_SHARDS);
@@ -220,7 +223,8 @@ char *stc__flow_graph(const ir_program *p, int view, int ranks, int workers)
     if (!p || (view != STC_GRAPH_STAGES && view != STC_GRAPH_THREADS) || workers < 0) return NULL;
     flow_info *fi = stc__flow_info_new(p);
     if (!fi) return NULL;
-    if (workers) fi->nshards = stc__flow_shards_for(workers); /* as the runtime sets it */
+    /* as the runtime sets it: a shard per worker, and per other rank at K ranks (runtime.c) */
+    if (workers) fi->nshards = stc__flow_shards_for(workers + (ranks > 1 ? ranks - 1 : 0));
     buf b = BUF_INIT;
     graph_ctx g = {fi, &b, p->file ? p->file : "<input>", 0, view == STC_GRAPH_STAGES ? ranks : 0, workers, false};
     stc__buf_printf(&b, "digraph stc {\n  rankdir=LR;\n  node [style=\"rounded,filled\", fontname=\"Helvetica\"];\n"

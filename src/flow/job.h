@@ -156,6 +156,16 @@ int stc__flow_shards_merge(flow_job *job, eval_ctx *cx);
 /* A step's return value: the item failed and the job has its error. */
 #define FLOW_RECORDED 3
 
+/* An inner smap's temporaries in the item's frame from its FS_IKEYED
+ * step's src (shards.c): its list, function, shards, results, bound. */
+#define FLOW_SHARD_TEMPS 5
+/* Encodes the inner list of FS_IKEYED step s's item (slots) for a peer
+ * running s's shard: that shard's elements, the others as unit (they are
+ * the other shards' to read; remote_send.c).  0, or the encoder's code. */
+struct wire_funcs;
+int stc__flow_ikeyed_put_list(const flow_step *s, const stc_value *slots, struct buf *out,
+                              const struct wire_funcs *wf);
+
 /* The shard steps (shards.c; flow_step kinds FS_KEYED, FS_ISHARD, FS_IKEYED). */
 int stc__flow_keyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots);
 int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots,

@@ -182,6 +182,70 @@ static bool plan_reach(const flow_info *fi, const flow_plan *pl, bool **sets, ui
     return true;
 }
 
+/* ---- Which keyed threads' shard stages may be owned elsewhere ---------------------- */
+
+/* The keyed thread whose shard stage t is, or -1. */
+static int shard_stage_thread(const flow_plan *pl, int t)
+{
+    const flow_stage *st = &pl->stages[t];
+    if (!st->nshards || st->count < 1) return -1;
+    const flow_step *s = &pl->steps[st->first];
+    return s->kind == FS_KEYED || s->kind == FS_IKEYED ? s->thread : -1;
+}
+
+/* Whether stage u reaches thread k other than through the shard steps of
+ * k's keyed calls (its shard choice, its shard stages). */
+static bool stage_reaches_besides_shards(reach *r, const flow_plan *pl, int u, int k)
+{
+    const flow_stage *st = &pl->stages[u];
+    memset(r->fseen, 0, (size_t)r->p->nfuns + 1);
+    memset(r->threads, 0, (size_t)r->p->nthreads + 1);
+    r->unknown = r->bad = false;
+    for (int i = st->first; i < st->first + st->count; i++) {
+        const flow_step *s = &pl->steps[i];
+        bool shard_step = s->kind == FS_SHARD || s->kind == FS_ISHARD || s->kind == FS_KEYED || s->kind == FS_IKEYED;
+        if (shard_step && s->thread == k) continue;
+        if (s->kind == FS_SPLIT_OUT || s->kind == FS_SPLIT_STATE || s->kind == FS_CALL_C) mark_thread(r, s->thread);
+        else if (s->kind == FS_EVAL || shard_step) walk(r, s->e);
+    }
+    return r->unknown || r->threads[k];
+}
+
+/* The shard stages of pl a peer may own: a keyed thread's (stc__flow_shard_plan)
+ * whose function reaches no thread (not even its own: its calls then need
+ * no other state than the shard map and its init) through every function
+ * it calls, calls no function value and no smap, and which no stage
+ * reaches but through its shard steps.  Its trailing steps are copies. */
+static uint64_t shard_owned_stages(flow_info *fi, const flow_plan *pl)
+{
+    const ir_program *p = fi->p;
+    int n = pl->nstages < 64 ? pl->nstages : 64;
+    uint64_t ok = 0;
+    reach r = {.p = p, .fi = fi};
+    r.fseen = malloc((size_t)p->nfuns + 1);
+    r.threads = malloc((size_t)p->nthreads + 1);
+    for (int t = 0; r.fseen && r.threads && t < n; t++) {
+        int k = shard_stage_thread(pl, t);
+        if (k < 0 || p->threads[k]->kind != THREAD_LANG || !p->threads[k]->keyed) continue;
+        memset(r.fseen, 0, (size_t)p->nfuns + 1);
+        memset(r.threads, 0, (size_t)p->nthreads + 1);
+        r.unknown = r.bad = false;
+        walk_fun(&r, p->threads[k]->fun);
+        bool alone = !r.bad && !r.unknown;
+        for (int i = 0; alone && i < p->nthreads; i++) alone = !r.threads[i];
+        for (int u = 0; alone && u < pl->nstages; u++)
+            alone = shard_stage_thread(pl, u) == k || !stage_reaches_besides_shards(&r, pl, u, k);
+        const flow_stage *st = &pl->stages[t];
+        for (int i = st->first + 1; alone && i < st->first + st->count; i++) { /* the copies after the call */
+            const ir_expr *e = pl->steps[i].e;
+            alone = pl->steps[i].kind == FS_EVAL && (e->kind == IR_LIT || e->kind == IR_VAR || e->kind == IR_FUNREF);
+        }
+        if (alone) ok |= (uint64_t)1 << t;
+    }
+    free(r.fseen), free(r.threads);
+    return ok;
+}
+
 uint64_t stc__flow_remote_owned_stages(flow_info *fi, const flow_plan *pl)
 {
     const ir_program *p = fi->p;
@@ -201,7 +265,7 @@ uint64_t stc__flow_remote_owned_stages(flow_info *fi, const flow_plan *pl)
         if (alone) ok |= (uint64_t)1 << t;
     }
     free(sets);
-    return ok;
+    return unknown ? ok : ok | shard_owned_stages(fi, pl);
 }
 
 /* ---- The slots a stage reads ------------------------------------------------------ */
@@ -255,6 +319,10 @@ void stc__flow_stage_reads(const flow_plan *pl, int stage, uint8_t *set)
         case FS_SELECT_IF:
         case FS_SELECT_CASE:
         case FS_DESTRUCT: mark_slot(set, pl->nslots, s->src); break;
+        case FS_KEYED: reads_walk(s->e, s->base, set, pl->nslots); break; /* a call of leaves */
+        case FS_IKEYED: /* its temporaries (FS_ISHARD evaluated the list) */
+            for (int i = 0; i < FLOW_SHARD_TEMPS; i++) mark_slot(set, pl->nslots, s->src + i);
+            break;
         default: memset(set, 1, (size_t)pl->nslots); break; /* (never in a remote stage) */
         }
     }
@@ -354,6 +422,16 @@ static flow_plan_use *plan_use(flow_runtime *rt, const flow_plan *pl)
     return NULL;
 }
 
+/* Stage t of pl, a keyed thread's shard stage, as owned stage o: its
+ * thread, its shard map and shard. */
+static void shard_owned(const flow_plan *pl, int t, flow_owned_stage *o)
+{
+    const flow_step *s = &pl->steps[pl->stages[t].first];
+    o->threads[o->nthreads++] = s->thread;
+    o->shard_map = s->shard_map;
+    o->shard = pl->stages[t].shard;
+}
+
 static void job_owned(flow_job *job, eval_ctx *cx)
 {
     flow_runtime *rt = job->rt;
@@ -387,12 +465,15 @@ static void job_owned(flow_job *job, eval_ctx *cx)
             const bool *set = sets + (size_t)t * (size_t)p->nthreads;
             bool kept = cheap >> t & 1;
             *o = (flow_owned_stage){.stage = t, .peer = -1, .want = kept ? rt->remote.peers : rt->next_peer++ % places,
-                                    .decided = kept, .kept = kept, .fed = t < FLOW_OWNED_FEED ? rt->owned_feed[t] : 0};
+                                    .decided = kept, .kept = kept, .fed = t < FLOW_OWNED_FEED ? rt->owned_feed[t] : 0,
+                                    .shard_map = -1};
             atomic_init(&o->peer_ns, 0);
             atomic_init(&o->peer_items, 0);
             atomic_init(&o->peer_batches, 0);
             if (!(o->threads = malloc((size_t)p->nthreads * sizeof *o->threads))) oom = true;
-            for (int i = 0; !oom && i < p->nthreads; i++)
+            else if (pl->stages[t].nshards) /* a shard stage: its shard map travels */
+                shard_owned(pl, t, o);
+            for (int i = 0; !oom && !pl->stages[t].nshards && i < p->nthreads; i++)
                 if (set[i]) o->threads[o->nthreads++] = i;
             ow->at[t] = (signed char)ow->n++;
         }
@@ -434,6 +515,20 @@ static void owned_learn(flow_job *job, const flow_owned_stage *o)
         use->owned_cheap &= ~bit;
 }
 
+int stc__flow_owned_shards_back(flow_job *job, eval_ctx *cx)
+{
+    flow_owned *ow = job->owned;
+    int rc = 0;
+    for (int i = 0; ow && i < ow->n; i++) {
+        flow_owned_stage *o = &ow->st[i];
+        if (o->shard_map < 0 || !o->moved) continue;
+        /* (after an item's error only that error is reported) */
+        int r = stc__flow_owned_recall(job, cx, o, job->err_index < 0 && !rc);
+        if (r && !rc) rc = r;
+    }
+    return rc;
+}
+
 int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
 {
     flow_owned *ow = job->owned;
@@ -446,7 +541,7 @@ int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
     if (!ow) return 0;
     for (int i = 0; i < ow->n; i++) {
         flow_owned_stage *o = &ow->st[i];
-        if (o->moved) {
+        if (o->moved && o->shard_map < 0) { /* (shard maps came back before the merge) */
             /* (after an item's error only that error is reported) */
             int r = stc__flow_owned_recall(job, cx, o, job->err_index < 0);
             if (r && !rc) rc = r;

@@ -30,6 +30,9 @@ typedef struct flow_owned_stage {
     atomic_int peer_batches;
     long long fed;       /* > 0: its work counted as fed ns an item, on the peer and here
                             (run_testing_opts.owned_item_ns) */
+    int shard_map;       /* a keyed thread's shard stage: the job's shard map that
+                            travels as its one thread's state (else -1) */
+    int shard;           /* and its shard */
     /* Measured here (kept stages: whether it has become dear). */
     uint64_t ns;
     long long items;
@@ -61,5 +64,25 @@ bool stc__flow_owned_goes(flow_job *job, flow_owned_stage *o);
  * transport's thread, as the reply comes; the testing aid's figures
  * replace ns). */
 void stc__flow_owned_measured(flow_owned_stage *o, uint64_t ns, int nran);
+
+/* ---- Keyed threads' shard stages owned by a peer ----
+ * A state on the wire (STCo, STCf, STCs) is named by an id: a thread's
+ * number, or for shard j of keyed thread t, nthreads + t x FLOW_MAX_SHARDS
+ * + j (whose value is the shard map, followed in STCo by the thread's
+ * init, a new key's state). */
+static inline uint64_t stc__flow_owned_id(const flow_job *job, const flow_owned_stage *o, int i)
+{
+    return o->shard_map < 0 ? (uint64_t)o->threads[i]
+                            : (uint64_t)job->rt->p->nthreads + (uint64_t)o->threads[0] * FLOW_MAX_SHARDS + (uint64_t)o->shard;
+}
+/* Where state i of stage o is on this side: main's states, or the job's
+ * shard map. */
+static inline stc_value *stc__flow_owned_value(flow_job *job, const flow_owned_stage *o, int i)
+{
+    return o->shard_map < 0 ? &job->owned->states[o->threads[i]].value : &job->shard_maps[o->shard_map];
+}
+/* Brings the job's shard maps that peers hold back (before the merge,
+ * shards.c): 0, or the first recall's error (recorded in cx). */
+int stc__flow_owned_shards_back(flow_job *job, eval_ctx *cx);
 
 #endif

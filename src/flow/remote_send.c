@@ -30,8 +30,10 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
         int k = o->moved ? 0 : o->nthreads;
         stc__val_wire_put_uvarint(out, (uint64_t)k);
         for (int i = 0; rc == 0 && i < k; i++) {
-            stc__val_wire_put_uvarint(out, (uint64_t)o->threads[i]);
-            rc = stc__val_wire_encode(out, job->owned->states[o->threads[i]].value, &nm->wf);
+            stc__val_wire_put_uvarint(out, stc__flow_owned_id(job, o, i));
+            rc = stc__val_wire_encode(out, *stc__flow_owned_value(job, o, i), &nm->wf);
+            if (rc == 0 && o->shard_map >= 0) /* a keyed thread's: a new key's state too */
+                rc = stc__val_wire_encode(out, job->owned->states[o->threads[i]].init, &nm->wf);
         }
     } else if (job->remote_states && job->remote_states[stage].len) { /* read-only threads' (owned.c) */
         stc__buf_put(out, job->remote_states[stage].data, job->remote_states[stage].len);
@@ -39,13 +41,17 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
         stc__val_wire_put_uvarint(out, 0);
     }
     for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
+    /* an inner smap's shard: its item's list carries only its elements */
+    const flow_step *ik = o && o->shard_map >= 0 ? &pl->steps[pl->stages[stage].first] : NULL;
+    int list = ik && ik->kind == FS_IKEYED ? ik->src : -1; /* (the list is its first temporary) */
     for (int i = 0; rc == 0 && i < b->n; i++) {
         buf_putc(out, (char)b->dead[i]);
         if (b->dead[i]) continue;
         stc__buf_put(out, (const char *)b->flags + (size_t)i * (size_t)pl->nflags, (size_t)pl->nflags);
         const stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots;
         for (int j = job->ncaps; rc == 0 && j < pl->nslots; j++)
-            if (reads[j]) rc = stc__val_wire_encode(out, slots[j], &nm->wf);
+            if (reads[j]) rc = j == list ? stc__flow_ikeyed_put_list(ik, slots, out, &nm->wf)
+                                         : stc__val_wire_encode(out, slots[j], &nm->wf);
     }
     return rc ? rc : buf_ok(out) ? 0 : STC_ENOMEM;
 }
@@ -67,8 +73,43 @@ typedef struct reply {
     size_t nslots;
     uint8_t *flags;     /* nok x nflags */
     bool failed;
+    bool recorded;      /* failed: the item's error is recorded already (an inner
+                           smap's shards, tag 3) */
     eval_err err;
+    /* An inner smap's element that failed in a shard stage (tag 2; the first
+     * of the batch, the lowest item): the item of nok == elem_at, the element. */
+    bool elem;
+    int elem_at;
+    long long elem_sub;
+    eval_err elem_err;
 } reply;
+
+/* An item's error in a reply (code, whether it has a message, its length
+ * and bytes, line, column, thread + 1, item), which must be item `want`:
+ * false when malformed (r->rc set). */
+static bool reply_error(rd *r, const flow_job *job, uint64_t want, eval_err *err)
+{
+    uint64_t code = rd_uv(r), has = rd_uv(r), len = rd_uv(r);
+    const uint8_t *msg = rd_bytes(r, (size_t)len);
+    uint64_t line = rd_uv(r), col = rd_uv(r), th = rd_uv(r), item = rd_uv(r);
+    if (r->rc) return false;
+    if (code == 0 || code > 1000 || line > INT32_MAX || col > INT32_MAX || th > (uint64_t)job->rt->p->nthreads ||
+        item != want) {
+        r->rc = STC_EINVAL;
+        return false;
+    }
+    *err = (eval_err){.code = -(int)code, .loc = {(int)line, (int)col},
+                      .thread = th ? job->rt->p->threads[th - 1]->name : NULL, .item = (long long)item};
+    if (has && !(err->message = malloc((size_t)len + 1))) {
+        r->rc = STC_ENOMEM;
+        return false;
+    }
+    if (has) {
+        memcpy(err->message, msg, (size_t)len);
+        err->message[len] = '\0';
+    }
+    return true;
+}
 
 static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_t n, bool owned, reply *out)
 {
@@ -91,7 +132,24 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     for (int i = 0; !r.rc && i < b->n && !out->failed; i++) {
         if (b->dead[i]) continue;
         const uint8_t *tag = rd_bytes(&r, 1);
-        if (!tag) break;
+        while (tag && *tag == 2) { /* an element's error, then the item's part */
+            eval_err e = {0};
+            if (!reply_error(&r, job, b->first + (size_t)i, &e)) break;
+            uint64_t sub = rd_uv(&r), eitem = rd_uv(&r);
+            if (r.rc || sub >= (uint64_t)1 << 62 || eitem >= (uint64_t)1 << 62) {
+                r.rc = r.rc ? r.rc : STC_EINVAL;
+                free(e.message);
+                break;
+            }
+            e.item = (long long)eitem;
+            if (out->elem) { /* a later item's: never the earliest */
+                free(e.message);
+            } else {
+                out->elem = true, out->elem_at = out->nok, out->elem_sub = (long long)sub, out->elem_err = e;
+            }
+            tag = rd_bytes(&r, 1);
+        }
+        if (!tag || r.rc) break;
         if (*tag == 0) {
             const uint8_t *fl = rd_bytes(&r, (size_t)pl->nflags);
             if (fl) memcpy(out->flags + (size_t)out->nok * (size_t)pl->nflags, fl, (size_t)pl->nflags);
@@ -107,24 +165,9 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
             }
             out->nok++;
         } else if (*tag == 1) {
-            uint64_t code = rd_uv(&r), has = rd_uv(&r), len = rd_uv(&r);
-            const uint8_t *msg = rd_bytes(&r, (size_t)len);
-            uint64_t line = rd_uv(&r), col = rd_uv(&r), th = rd_uv(&r), item = rd_uv(&r);
-            if (r.rc) break;
-            if (code == 0 || code > 1000 || line > INT32_MAX || col > INT32_MAX ||
-                th > (uint64_t)job->rt->p->nthreads || item != b->first + (size_t)i) {
-                r.rc = STC_EINVAL;
-                break;
-            }
-            out->failed = true;
-            out->err = (eval_err){.code = -(int)code, .loc = {(int)line, (int)col},
-                                  .thread = th ? job->rt->p->threads[th - 1]->name : NULL,
-                                  .item = (long long)item};
-            if (has && !(out->err.message = malloc((size_t)len + 1))) r.rc = STC_ENOMEM;
-            else if (has) {
-                memcpy(out->err.message, msg, (size_t)len);
-                out->err.message[len] = '\0';
-            }
+            if (reply_error(&r, job, b->first + (size_t)i, &out->err)) out->failed = true;
+        } else if (*tag == 3) { /* ended: its error is recorded (a tag 2 here or elsewhere) */
+            out->failed = out->recorded = true;
         } else {
             r.rc = STC_EINVAL;
         }
@@ -135,6 +178,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
         free(out->slots);
         free(out->flags);
         free(out->err.message);
+        free(out->elem_err.message);
         *out = (reply){0};
     }
     return r.rc;
@@ -148,6 +192,7 @@ typedef struct flow_away {
     buf req;
     int peer;            /* an owned stage's batch: its peer (else -1) */
     flow_owned_stage *o; /* and its stage, until it is decided (else NULL) */
+    bool shard;          /* and it is a keyed thread's shard stage */
     sched_pool *pool;
     sched_batch *sb;
     sched_status loaded; /* what loading the frames said (SCHED_STOP: an item failed) */
@@ -196,11 +241,18 @@ static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void
     int k = 0;
     for (int i = 0; i < b->n; i++) {
         if (b->dead[i]) continue;
+        if (r.elem && r.elem_at == k) { /* as the shard step records it here (shards.c) */
+            cx->err = r.elem_err;
+            r.elem = false;
+            stc__flow_record_error_at(job, cx, (long long)(b->first + (size_t)i), r.elem_sub);
+        }
         if (k == r.nok) {
             if (r.failed) {
-                cx->err = r.err; /* cx holds no error between items */
+                if (!r.recorded) {
+                    cx->err = r.err; /* cx holds no error between items */
+                    stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
+                }
                 r.failed = false;
-                stc__flow_record_error(job, cx, (long long)(b->first + (size_t)i));
                 memset(b->dead + i, 1, (size_t)(b->n - i));
                 st = SCHED_STOP;
             }
@@ -215,7 +267,8 @@ static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void
                (size_t)pl->nflags);
         k++;
     }
-    if (r.failed) free(r.err.message);
+    if (r.failed && !r.recorded) free(r.err.message);
+    if (r.elem) free(r.elem_err.message);
     free(r.slots);
     free(r.flags);
     *status = st;
@@ -277,19 +330,20 @@ static bool owned_stage(flow_job *job, eval_ctx *cx, flow_owned_stage *o, int sm
     int rc = a ? request_encode(job, smap, fn, o->stage, b, &req, o) : STC_ENOMEM;
     bool first = !o->moved;
     if (rc == 0) {
-        *a = (flow_away){.req = req, .peer = o->peer, .o = o->decided ? NULL : o, .pool = rt->pool, .sb = sb,
+        *a = (flow_away){.req = req, .peer = o->peer, .o = o->decided ? NULL : o, .shard = o->shard_map >= 0, .pool = rt->pool, .sb = sb,
                          .loaded = loaded};
         b->away = a; /* before start_to: the reply may come before it returns */
         if (rt->remote.start_to(rt->remote.ud, o->peer, a->req.data, a->req.len, away_done, a) == 0) {
             /* (a and b may be back and gone already: neither is touched) */
             if (first) { /* the states are there now, and nowhere else */
                 for (int i = 0; i < o->nthreads; i++) {
-                    eval_tstate *st = &job->owned->states[o->threads[i]];
-                    val_release(st->value);
-                    st->value = flow_unit();
+                    stc_value *v = stc__flow_owned_value(job, o, i);
+                    val_release(*v);
+                    *v = flow_unit();
                 }
                 o->moved = true;
                 atomic_fetch_add(&rt->remote_moves, 1);
+                if (o->shard_map >= 0) atomic_fetch_add(&rt->remote_shard_moves, 1);
             }
             *status = SCHED_AWAY_PASS;
             return true;
@@ -322,7 +376,7 @@ int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, boo
     buf req = BUF_INIT;
     stc__buf_put(&req, "STCf", 4);
     stc__val_wire_put_uvarint(&req, (uint64_t)o->nthreads);
-    for (int i = 0; i < o->nthreads; i++) stc__val_wire_put_uvarint(&req, (uint64_t)o->threads[i]);
+    for (int i = 0; i < o->nthreads; i++) stc__val_wire_put_uvarint(&req, stc__flow_owned_id(job, o, i));
     void *rep = NULL;
     size_t len = 0;
     int rc = buf_ok(&req) ? stc__flow_owned_call(rt, peer, &req, &rep, &len) : STC_ENOMEM;
@@ -337,7 +391,8 @@ int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, boo
     while (!r.rc && k < o->nthreads) {
         uint64_t t = rd_uv(&r);
         stc_value v = rd_val(&r, &nm->wf);
-        if (!r.rc && t != (uint64_t)o->threads[k]) r.rc = STC_EINVAL;
+        if (!r.rc && t != stc__flow_owned_id(job, o, k)) r.rc = STC_EINVAL;
+        if (!r.rc && o->shard_map >= 0 && v.tag != STC_T_MAP) r.rc = STC_EINVAL; /* (a shard map) */
         if (r.rc) {
             val_release(v);
             break;
@@ -360,13 +415,14 @@ int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, boo
         return STC_EIO;
     }
     for (int i = 0; i < o->nthreads; i++) {
-        eval_tstate *st = &job->owned->states[o->threads[i]];
-        val_release(st->value);
-        st->value = got[i];
+        stc_value *v = stc__flow_owned_value(job, o, i);
+        val_release(*v);
+        *v = got[i];
     }
     free(got);
     atomic_fetch_add(&rt->remote_batches, 1); /* a request and a reply, as the transport counts */
     atomic_fetch_add(&rt->remote_serial, 1);
+    if (o->shard_map >= 0) atomic_fetch_add(&rt->remote_shard_serial, 1);
     atomic_fetch_add(&rt->remote_sent, (long long)sent);
     atomic_fetch_add(&rt->remote_received, (long long)len);
     return 0;
@@ -384,6 +440,7 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
         b->away = NULL;
         uint64_t work = 0; /* (counted as it came: away_done) */
         bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran, a->peer >= 0, &work);
+        if (ok && a->shard) atomic_fetch_add(&job->rt->remote_shard_serial, 1);
         if (!ok && a->peer >= 0) { /* the peer ran it (its states moved on): it cannot run here */
             owned_fail(job, cx, b, a->peer, "a batch of a serial stage came back unreadable");
             *status = SCHED_STOP, *nran = 0, ok = true;

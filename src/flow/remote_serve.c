@@ -3,6 +3,8 @@
  * request's numbers, runs the stage's steps on each item's frame, and
  * answers with the frames the stage left or the first failing item's
  * error; it also holds the states of the serial stages it owns. */
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +25,8 @@ struct flow_remote_server {
     bool cx_ready;
     eval_ctx cx;
     eval_tstate *states; /* the owned stages' thread states held here (p->nthreads) */
+    eval_tstate *shards; /* the owned shard stages' shard maps held here (ready: held),
+                            by keyed thread x FLOW_MAX_SHARDS + shard */
     flow_remote_seen seen; /* what the last request was (stc__flow_remote_server_seen) */
 };
 
@@ -42,7 +46,9 @@ flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
     s->states = calloc((size_t)p->nthreads + 1, sizeof *s->states);
     for (int t = 0; s->states && t < p->nthreads; t++)
         s->states[t] = (eval_tstate){.value = stc_value_unit(), .init = stc_value_unit()};
-    if (!s->fi || !s->names || !s->plans || !s->plan_shards || !s->reads || !s->states) {
+    s->shards = calloc((size_t)p->nthreads * FLOW_MAX_SHARDS + 1, sizeof *s->shards);
+    for (int i = 0; s->shards && i < p->nthreads * FLOW_MAX_SHARDS; i++) s->shards[i].value = stc_value_unit();
+    if (!s->fi || !s->names || !s->plans || !s->plan_shards || !s->reads || !s->states || !s->shards) {
         stc__flow_remote_server_free(s);
         return NULL;
     }
@@ -59,8 +65,10 @@ void stc__flow_remote_server_free(flow_remote_server *s)
     free(s->plan_shards);
     for (int i = 0; s->reads && s->names && i < s->names->nsmaps * s->nfuns; i++) free(s->reads[i]);
     free(s->reads);
-    for (int t = 0; s->states && t < s->p->nthreads; t++) val_release(s->states[t].value);
+    for (int t = 0; s->states && t < s->p->nthreads; t++) val_release(s->states[t].value), val_release(s->states[t].init);
     free(s->states);
+    for (int i = 0; s->shards && i < s->p->nthreads * FLOW_MAX_SHARDS; i++) val_release(s->shards[i].value);
+    free(s->shards);
     stc__flow_remote_names_free(s->names);
     stc__flow_info_free(s->fi);
     free(s);
@@ -74,11 +82,11 @@ static bool same_value(stc_value a, stc_value b)
     return a.tag == b.tag && memcmp(&a.as, &b.as, sizeof a.as) == 0;
 }
 
-/* Encodes item i's error (taken from cx) into the reply. */
-static void serve_error(flow_remote_server *s, buf *out, long long item)
+/* Encodes item i's error err (freed) into the reply after tag (1: the
+ * item's, 2: an inner element's, remote_wire.h). */
+static void put_error(flow_remote_server *s, buf *out, int tag, eval_err err, long long item)
 {
-    eval_err err = stc__eval_error_take(&s->cx);
-    stc__buf_putc(out, 1);
+    stc__buf_putc(out, (char)tag);
     stc__val_wire_put_uvarint(out, (uint64_t)(err.code < 0 ? -err.code : STC_ERUNTIME * -1));
     size_t len = err.message ? strlen(err.message) : 0;
     stc__val_wire_put_uvarint(out, err.message != NULL);
@@ -89,6 +97,27 @@ static void serve_error(flow_remote_server *s, buf *out, long long item)
     stc__val_wire_put_uvarint(out, (uint64_t)(stc__flow_remote_thread_number(s->p, err.thread) + 1));
     stc__val_wire_put_uvarint(out, (uint64_t)item);
     free(err.message);
+}
+
+static void serve_error(flow_remote_server *s, buf *out, long long item)
+{
+    put_error(s, out, 1, stc__eval_error_take(&s->cx), item);
+}
+
+/* The error an inner smap's shard recorded for an element of the item
+ * (shards.c, stc__flow_record_error_at on the request's job): tag 2, the
+ * error, the element and the error's item, and the job holds none again. */
+static void serve_elem_error(flow_remote_server *s, buf *out, flow_job *job)
+{
+    eval_err err = job->err;
+    long long item = job->err_index, sub = job->err_sub;
+    job->err = (eval_err){0};
+    job->err_index = -1;
+    job->err_sub = LLONG_MAX;
+    long long eitem = err.item;
+    put_error(s, out, 2, err, item);
+    stc__val_wire_put_uvarint(out, (uint64_t)(sub >= 0 ? sub : 0));
+    stc__val_wire_put_uvarint(out, (uint64_t)(eitem >= 0 ? eitem : 0));
 }
 
 static int serve(flow_remote_server *s, const void *req, size_t len, void **reply, size_t *reply_len);
@@ -113,6 +142,18 @@ static bool ownable_thread(const flow_remote_server *s, uint64_t t)
     return t < (uint64_t)s->p->nthreads && s->p->threads[t]->kind == THREAD_LANG && !s->p->threads[t]->keyed;
 }
 
+/* The held state a state id names (owned.h: a thread's number, or a keyed
+ * thread's shard), or NULL; *keyed: its thread when a shard. */
+static eval_tstate *owned_slot(flow_remote_server *s, uint64_t id, int *keyed)
+{
+    uint64_t n = (uint64_t)s->p->nthreads, t = (id - n) / FLOW_MAX_SHARDS;
+    *keyed = -1;
+    if (id < n) return ownable_thread(s, id) ? &s->states[id] : NULL;
+    if (t >= n || s->p->threads[t]->kind != THREAD_LANG || !s->p->threads[t]->keyed) return NULL;
+    *keyed = (int)t;
+    return &s->shards[id - n];
+}
+
 /* "STCf" n thread...: the states held here go back ("STCs" n, then
  * thread and state each) and are no longer held. */
 static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply_len)
@@ -120,8 +161,9 @@ static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply
     uint64_t n = rd_uv(r);
     if (r->rc || n > (uint64_t)s->p->nthreads) return STC_EINVAL;
     size_t at = r->at;
+    int keyed;
     for (uint64_t i = 0; i < n; i++)
-        if (!ownable_thread(s, rd_uv(r)) || r->rc) return STC_EINVAL;
+        if (!owned_slot(s, rd_uv(r), &keyed) || r->rc) return STC_EINVAL;
     if (r->at != r->n) return STC_EINVAL;
     r->at = at;
     buf out = BUF_INIT;
@@ -131,7 +173,7 @@ static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply
     for (uint64_t i = 0; i < n && !rc; i++) {
         uint64_t t = rd_uv(r);
         stc__val_wire_put_uvarint(&out, t);
-        rc = stc__val_wire_encode(&out, s->states[t].value, &s->names->wf);
+        rc = stc__val_wire_encode(&out, owned_slot(s, t, &keyed)->value, &s->names->wf);
     }
     if (!rc && !buf_ok(&out)) rc = STC_ENOMEM;
     if (rc) {
@@ -140,10 +182,10 @@ static int serve_fetch(flow_remote_server *s, rd *r, void **reply, size_t *reply
     }
     r->at = at;
     for (uint64_t i = 0; i < n; i++) { /* gone back: not held here any more */
-        uint64_t t = rd_uv(r);
-        val_release(s->states[t].value);
-        s->states[t].value = stc_value_unit();
-        s->states[t].ready = false;
+        eval_tstate *st = owned_slot(s, rd_uv(r), &keyed);
+        val_release(st->value);
+        st->value = stc_value_unit();
+        st->ready = false;
     }
     *reply_len = out.len;
     *reply = stc__buf_take(&out);
@@ -157,6 +199,7 @@ typedef struct serve_req {
     const flow_plan *pl;
     const uint8_t *reads; /* the slots the stage reads (nslots) */
     bool owned;           /* an owned stage's batch: the reply says its work */
+    eval_tstate *shard;   /* a keyed thread's shard stage: its shard map held here */
 } serve_req;
 
 /* The rest of a request after its states: the captures and the items,
@@ -179,7 +222,16 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
         frame[j] = rd_val(&r, wf);
         rc = r.rc;
     }
-    flow_job job = {.plan = pl, .base_depth = (int)q->depth, .thread = q->th ? s->p->threads[q->th - 1]->name : NULL};
+    flow_job job = {.plan = pl, .base_depth = (int)q->depth, .thread = q->th ? s->p->threads[q->th - 1]->name : NULL,
+                    .err_index = -1, .err_sub = LLONG_MAX};
+    pthread_mutex_init(&job.err_lock, NULL); /* an inner smap's shards record elements' errors (shards.c) */
+    int map = q->shard ? pl->steps[pl->stages[stage].first].shard_map : -1;
+    if (map >= 0 && !rc && !(job.shard_maps = calloc((size_t)pl->nshard_maps, sizeof *job.shard_maps))) rc = STC_ENOMEM;
+    if (job.shard_maps) { /* the shard map held here, for the step to run on (the others unit) */
+        for (int m = 0; m < pl->nshard_maps; m++) job.shard_maps[m] = stc_value_unit();
+        job.shard_maps[map] = q->shard->value;
+        q->shard->value = stc_value_unit();
+    }
     buf out = BUF_INIT, items = BUF_INIT;
     int nran = 0;
     bool failed = false;
@@ -204,7 +256,11 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
         bool ran = false;
         int src = stc__flow_item_steps(&job, &s->cx, (int)stage, frame, flags, &ran);
         nran += ran;
-        if (src) {
+        if (job.err_index >= 0) serve_elem_error(s, &items, &job);
+        if (src == FLOW_RECORDED) { /* the item ends; its error is recorded (tag 2 here or elsewhere) */
+            buf_putc(&items, 3);
+            failed = true;
+        } else if (src) {
             stc__eval_oom(&s->cx, pl->smap->u.call.callee_loc); /* records nothing when the step did */
             serve_error(s, &items, (long long)(first + i));
             failed = true;
@@ -224,6 +280,13 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
         if (!failed) buf_putc(&items, 0);
     }
     uint64_t work = q->owned ? flow_cpu_ns() - c0 : 0;
+    if (job.shard_maps) { /* the shard map stays held here */
+        q->shard->value = job.shard_maps[map];
+        job.shard_maps[map] = stc_value_unit();
+        free(job.shard_maps);
+    }
+    free(job.err.message);
+    pthread_mutex_destroy(&job.err_lock);
     if (frame) release_n(frame, (size_t)nslots);
     if (came) release_n(came + (ncaps < nslots ? ncaps : 0), (size_t)(ncaps < nslots ? nslots - ncaps : 0));
     free(frame);
@@ -337,17 +400,31 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
     if (r.rc || k > (uint64_t)s->p->nthreads) return STC_EINVAL;
     if (owned) { /* the stage's first batch brings its threads' states */
         for (uint64_t i = 0; i < k; i++) {
-            uint64_t t = rd_uv(&r);
-            if (r.rc || !ownable_thread(s, t)) return STC_EINVAL;
-            stc_value v = rd_val(&r, wf);
-            if (r.rc) return r.rc;
-            val_release(s->states[t].value);
-            s->states[t].value = v;
-            s->states[t].ready = true;
+            int keyed;
+            eval_tstate *st = r.rc ? NULL : owned_slot(s, rd_uv(&r), &keyed);
+            if (r.rc || !st) return STC_EINVAL;
+            stc_value v = rd_val(&r, wf), init = keyed >= 0 ? rd_val(&r, wf) : stc_value_unit();
+            if (r.rc || (keyed >= 0 && v.tag != STC_T_MAP)) { /* (a shard's state is its map) */
+                val_release(v);
+                val_release(init);
+                return r.rc ? r.rc : STC_EINVAL;
+            }
+            val_release(st->value);
+            st->value = v;
+            st->ready = true;
+            if (keyed >= 0) { /* a shard map, and its thread's new key state */
+                val_release(s->states[keyed].init);
+                s->states[keyed].init = init;
+            }
         }
     }
     serve_req q = {stage, depth, first, n, nslots, nflags, ncaps, th, pl, s->reads[at] + (size_t)stage * (size_t)nslots,
-                   owned};
+                   owned, NULL};
+    if (pl->stages[stage].nshards) { /* an owned shard stage: its map must be here */
+        const flow_step *ks = &pl->steps[pl->stages[stage].first];
+        q.shard = &s->shards[ks->thread * FLOW_MAX_SHARDS + pl->stages[stage].shard];
+        if (!owned || !q.shard->ready) return STC_EINVAL;
+    }
     if (owned || !k) return serve_items(s, &r, &q, reply, reply_len);
     lent ln = {0, NULL}; /* read-only threads' states, for this batch only */
     int rc = lend_states(s, &r, k, &ln);

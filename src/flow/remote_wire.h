@@ -15,7 +15,12 @@
  *           then each slot the stage changed as its index - ncaps + 1 and
  *           its value, in increasing order, then 0; or 1 and the item's
  *           error (code, message, line, col, thread+1, item), which ends
- *           the reply.  The slots left as they came are not sent (the
+ *           the reply; or, in a keyed thread's inner smap shard stage
+ *           (shards.c), 2, an element's error (the same fields, then the
+ *           element and the error's item), followed by the item's own
+ *           part; or 3: the item ended with its error recorded already (a
+ *           2 here or in another shard's reply), which ends the reply.
+ *           The slots left as they came are not sent (the
  *           sender keeps its own: the input line, on logstats, need not
  *           come back).
  * Owned:    "STCo", a serial stage's batch for the peer that owns it
@@ -25,9 +30,13 @@
  *           captures and items as STCq; replied to as STCq, but for
  *           the serving thread's CPU time on the batch's items (ns) after
  *           nran: "STCa" nran work ... (owned.c's placement measures the
- *           stage on its peer).
+ *           stage on its peer).  A keyed thread's shard stage's state is
+ *           its shard map, named by nthreads + thread x FLOW_MAX_SHARDS +
+ *           shard (owned.h) and followed by the thread's init (a new key's
+ *           state).
  * Fetch:    "STCf" n thread...: the states go back, "STCs" n (thread,
- *           state)..., and the peer holds them no more.
+ *           state)..., and the peer holds them no more (thread: a state's
+ *           id, as in STCo).
  * nshards is the runtime's fi->nshards (keyed threads' shard stages
  * depend on the worker count): the server builds its plan with the same,
  * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.

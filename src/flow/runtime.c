@@ -34,13 +34,20 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
         free(rt);
         return NULL;
     }
-    rt->fi->nshards = stc__flow_shards_for(o->workers);
+    /* A keyed thread's shards: one per worker, and one per peer of a
+     * transport whose peers may own them (owned.c), so that -np K
+     * --workers 1 shards too; at most FLOW_MAX_SHARDS (docs/DESIGN.md 7c). */
+    int peers = o->remote && o->remote->call && o->remote->start_to && o->remote->peers > 0
+                    ? o->remote->peers : 0;
+    rt->fi->nshards = stc__flow_shards_for(o->workers + (peers < FLOW_MAX_SHARDS ? peers : FLOW_MAX_SHARDS));
     atomic_init(&rt->remote_batches, 0);
     atomic_init(&rt->remote_sent, 0);
     atomic_init(&rt->remote_received, 0);
     atomic_init(&rt->remote_declined, 0);
     atomic_init(&rt->remote_serial, 0);
     atomic_init(&rt->remote_moves, 0);
+    atomic_init(&rt->remote_shard_moves, 0);
+    atomic_init(&rt->remote_shard_serial, 0);
     if (o->remote && o->remote->call) {
         rt->remote = *o->remote;
         if (!(rt->rnames = stc__flow_remote_names_new(p))) {
@@ -84,6 +91,8 @@ stc_run_stats stc__flow_runtime_stats(const flow_runtime *rt)
     st.remote_declined = atomic_load(&rt->remote_declined);
     st.remote_serial = atomic_load(&rt->remote_serial);
     st.remote_moves = atomic_load(&rt->remote_moves);
+    st.remote_shard_moves = atomic_load(&rt->remote_shard_moves);
+    st.remote_shard_serial = atomic_load(&rt->remote_shard_serial);
     return st;
 }
 

@@ -42,14 +42,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow/job.h"
+#include "flow/owned.h"
 #include "util/cancel.h"
 #include "value/map.h"
+#include "value/wire.h"
 
 int stc__flow_shards_for(int workers) { return workers < 2 ? 1 : workers > FLOW_MAX_SHARDS ? FLOW_MAX_SHARDS : workers; }
 
 /* An inner smap's temporaries in the item's frame, from flow_step.src. */
 enum { SHARD_XS, SHARD_FN, SHARD_OF, SHARD_RESULTS, SHARD_BOUND, SHARD_TEMPS };
+_Static_assert(SHARD_TEMPS == FLOW_SHARD_TEMPS, "job.h's count of the temporaries");
 
 static bool shard_leaf(const ir_expr *e) { return e->kind == IR_LIT || e->kind == IR_VAR; }
 
@@ -288,7 +290,8 @@ int stc__flow_shards_merge(flow_job *job, eval_ctx *cx)
 {
     const flow_plan *pl = job->plan;
     if (!job->shard_maps) return 0;
-    int S = job->rt->fi->nshards, rc = 0;
+    /* the shard maps peers hold come back first (owned.c) */
+    int S = job->rt->fi->nshards, rc = stc__flow_owned_shards_back(job, cx);
     for (int m0 = 0; m0 < pl->nshard_maps; m0 += S) {
         int t = pl->shard_thread[m0];
         if (cx->states[t].value.tag == STC_T_MAP) continue; /* the split failed before it: kept */
@@ -322,12 +325,16 @@ int stc__flow_shards_merge(flow_job *job, eval_ctx *cx)
 /* ---- The shard steps ------------------------------------------------------------------ */
 
 /* Points cx's states at the worker's copy, with the step's shard map as
- * its thread's state; returns the shared states to put back. */
+ * its thread's state; returns the shared states to put back.  A process
+ * serving a peer's shard stage (remote_serve.c: no wstates, one request at
+ * a time) uses its own states, where the keyed thread's value is unit. */
 static eval_tstate *shard_enter(flow_job *job, eval_ctx *cx, const flow_step *s)
 {
-    /* cx is the first member of its worker's flow_worker_ctx */
-    size_t worker = (size_t)((flow_worker_ctx *)(void *)cx - job->rt->wcx);
-    eval_tstate *mine = job->wstates + worker * (size_t)job->rt->p->nthreads, *shared = cx->states;
+    eval_tstate *mine = cx->states, *shared = cx->states;
+    if (job->wstates) { /* cx is the first member of its worker's flow_worker_ctx */
+        size_t worker = (size_t)((flow_worker_ctx *)(void *)cx - job->rt->wcx);
+        mine = job->wstates + worker * (size_t)job->rt->p->nthreads;
+    }
     mine[s->thread].value = job->shard_maps[s->shard_map];
     job->shard_maps[s->shard_map] = stc_value_unit();
     cx->states = mine;
@@ -394,6 +401,24 @@ static inline int shard_of_elem(stc_value of, size_t j)
                                : ((const unsigned char *)val_as_str(of)->data)[j];
 }
 
+int stc__flow_ikeyed_put_list(const flow_step *s, const stc_value *slots, buf *out, const wire_funcs *wf)
+{
+    const stc_value *tmp = slots + s->src;
+    stc_value xs = tmp[SHARD_XS], of = tmp[SHARD_OF];
+    size_t n = xs.tag == STC_T_LIST ? val_seq_len(xs) : 0;
+    if (xs.tag != STC_T_LIST || !(of.tag == STC_T_INT ? n <= SHARD_PACKED : of.tag == STC_T_STR && val_as_str(of)->len == n))
+        return stc__val_wire_encode(out, xs, wf); /* (not as FS_ISHARD left it: as it is) */
+    stc_value mine = stc__val_seq_alloc(STC_T_LIST, n);
+    if (mine.tag == STC_T_INVALID) return STC_ENOMEM;
+    const stc_value *from = val_seq_items(xs);
+    stc_value *to = val_seq_items(mine);
+    for (size_t j = 0; j < n; j++)
+        if (shard_of_elem(of, j) == s->guard - s->flag0) to[j] = val_retain(from[j]);
+    int rc = stc__val_wire_encode(out, mine, wf);
+    val_release(mine);
+    return rc;
+}
+
 int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_frame *fr, stc_value *slots,
                          uint8_t *flags)
 {
@@ -452,13 +477,33 @@ int stc__flow_ishard_run(flow_job *job, eval_ctx *cx, const flow_step *s, eval_f
     return 0;
 }
 
+/* Whether an item's temporaries are as FS_ISHARD left them: checked, as
+ * they may have come in a peer's request (remote_serve.c). */
+static bool shard_temps_ok(const stc_value *tmp, const ir_expr *f)
+{
+    if (tmp[SHARD_RESULTS].tag != STC_T_LIST || tmp[SHARD_XS].tag != STC_T_LIST || tmp[SHARD_BOUND].tag != STC_T_INT)
+        return false;
+    size_t n = val_seq_len(tmp[SHARD_RESULTS]);
+    stc_value of = tmp[SHARD_OF];
+    return val_seq_len(tmp[SHARD_XS]) == n && tmp[SHARD_BOUND].as.i >= 0 && (uint64_t)tmp[SHARD_BOUND].as.i <= n &&
+           (of.tag == STC_T_INT ? n <= SHARD_PACKED : of.tag == STC_T_STR && val_as_str(of)->len == n) &&
+           (f->kind == IR_THREADREF || tmp[SHARD_FN].tag == STC_T_FUNC);
+}
+
 int stc__flow_ikeyed_run(flow_job *job, eval_ctx *cx, const flow_step *s, stc_value *slots)
 {
     const ir_expr *e = s->e;
     ir_loc loc = e->u.call.callee_loc;
     stc_value *tmp = slots + s->src;
     int shard = s->guard - s->flag0, thread = e->u.call.args[0]->kind == IR_THREADREF ? s->thread : -1;
-    if (tmp[SHARD_RESULTS].tag != STC_T_LIST) return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: shard");
+    if (!shard_temps_ok(tmp, e->u.call.args[0])) return stc__eval_error(cx, STC_ERUNTIME, loc, "internal error: shard");
+    if (val_obj_shared(tmp[SHARD_RESULTS].as.obj)) { /* a serving process keeps what came (remote_serve.c): */
+        size_t k = val_seq_len(tmp[SHARD_RESULTS]);   /* fill a copy, which then goes back */
+        stc_value c = stc__val_seq_alloc(STC_T_LIST, k);
+        if (c.tag == STC_T_INVALID) return stc__eval_oom(cx, loc);
+        for (size_t j = 0; j < k; j++) val_seq_items(c)[j] = val_retain(val_seq_items(tmp[SHARD_RESULTS])[j]);
+        shard_store(&tmp[SHARD_RESULTS], c);
+    }
     stc_value *xs = val_seq_items(tmp[SHARD_XS]), *out = val_seq_items(tmp[SHARD_RESULTS]), of = tmp[SHARD_OF];
     /* the item's list held once: each element is read by its own shard
      * alone (the key was hashed before), so it moves into the call */

@@ -408,6 +408,18 @@ err_empty; end
 # (their states with each batch), where it stayed on rank 0 before
 begin "graph --ranks 2: a stage calling read-only threads"; run graph --ranks 2 "$SRC/bench/paper/comp_read.stc"; code_is 0
 out_has 'p0_s0 [label="h\nreplicated\nranks 0-1 · line 13"'; err_empty; end
+# a keyed thread's shard stages may each be owned by one rank (the shard
+# choice stays on rank 0); at K ranks a run has a shard per worker and one
+# per other rank
+printf '%s\n' 'fun count(w, n) = (n + 1, n + 1)' 'keyed thread c = count init 0' \
+    'main = smap(fn l => smap(c, words(l)), ["a b", "c"])' >kranks.stc
+begin "graph --ranks 2: a keyed thread's shards"; run graph --ranks 2 kranks.stc; code_is 0
+out_has 'p0_s0 [label="shard\nreplicated\nrank 0 · line 3"'
+out_has 'p0_s1 [label="c [shard 1/S]\nserial, keyed shard\none of ranks 0-1 · line 3"'
+out_has 'p0_s2 [label="c [shard S/S]\nserial, keyed shard\none of ranks 0-1 · line 3"'
+out_has "S = a run's workers + 1, at most 8"; err_empty; end
+begin "graph --ranks 3 --workers 1: a shard per worker and per other rank"; run graph --ranks 3 --workers 1 kranks.stc
+code_is 0; out_has 'at 1 worker, a keyed thread in 3 shards'; out_has 'c [shard 3/3]\nserial, keyed shard\none of ranks 0-2'; end
 begin "graph --ranks 1: the plain stages view"; run graph --ranks 1 ranks.stc; code_is 0
 "$STC" graph ranks.stc </dev/null >plain.out 2>/dev/null; cmp -s out plain.out || bad "--ranks 1 differs from graph"; end
 begin "graph --ranks 0: usage error"; run graph --ranks 0 ranks.stc; code_is 64; end
@@ -541,8 +553,9 @@ begin "graph --workers 20: at most 8 shards"
 run graph --workers=20 keyed.stc; code_is 0; out_has "counts [shard 8/8]"; out_lacks "shard 9/"; end
 begin "graph --workers 1: no shards, and it says why"
 run graph --workers 1 keyed.stc; code_is 0; out_has "serial (keyed thread counts runs on one worker)"; out_lacks "[shard"; end
-begin "graph --workers 2 --ranks 3: both labels"
-run graph --workers 2 --ranks 3 keyed.stc; code_is 0; out_has "counts [shard 2/2]"; out_has "rank 0"; end
+begin "graph --workers 2 --ranks 3: both labels (a shard per worker and per other rank)"
+run graph --workers 2 --ranks 3 keyed.stc; code_is 0; out_has "counts [shard 4/4]\\nserial, keyed shard\\none of ranks 0-2"
+out_has "rank 0"; end
 begin "graph --workers 0: usage error"; run graph --workers 0 keyed.stc; usage_error "invalid value '0' for --workers"; end
 begin "graph --workers x: usage error"; run graph --workers x keyed.stc; usage_error "invalid value 'x' for --workers"; end
 awk 'BEGIN { for (i = 0; i < 3000; i++) print "w" (i % 13) " x" (i % 7) " w" (i % 5) }' >keyed.txt

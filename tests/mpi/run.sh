@@ -24,7 +24,8 @@
 # (1b, 1c and 1d: replicated stages, serial stages owned by other ranks and
 #    stages calling read-only threads (the paper's comp_pure and comp_read)
 #    really run there, by --stats, with the one-machine output; 1e: the
-#    other ranks' per-stage --stats, --profile and --trace.)
+#    other ranks' per-stage --stats, --profile and --trace; 1f: keyed
+#    threads' shard stages owned by other ranks.)
 #    Each must end non-zero, with a message naming the rank, within its
 #    timeout, and what stdout got must be a prefix of the full output.
 # 3. A C host on every rank (examples/embed_mpi.c, libstc_mpi): at -np 1,
@@ -310,7 +311,7 @@ serial_on() {
     local code=$? s1
     s1=$(sed -n 's/^stats: rank 1: remote batches [0-9]*, .*, serial-stage batches \([0-9]*\)$/\1/p' "$tmp/mpi.err")
     if [ $code -eq 0 ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" && [ "${s1:-0}" -gt 0 ] &&
-        grep -Eq '^stats: remote batches [0-9]+, .*, serial stages placed [1-9][0-9]* \(their batches and states [1-9][0-9]*\)$' "$tmp/mpi.err"; then
+        grep -Eq '^stats: remote batches [0-9]+, .*, serial stages placed [1-9][0-9]* \(their batches and states [1-9][0-9]*\), of them keyed shards [0-9]+ \([0-9]+\)$' "$tmp/mpi.err"; then
         passed=$((passed + 1))
     else bad "$desc: exit $code, output $(cmp -s "$tmp/one.out" "$tmp/mpi.out" && echo same || echo differs), stats: $(grep stats "$tmp/mpi.err")"; fi
 }
@@ -369,6 +370,54 @@ for prog in comp_pure comp_read; do
         else bad "$prog -np $k --workers 1: read-only stages did not run on the other ranks: exit $code, $(grep stats "$tmp/mpi.err")"; fi
     done
 done
+
+# ---- 1f. keyed threads' shards owned by other ranks ------------------------------
+# With STC_MPI_SERIAL_NS=-1 every shard stage of a keyed thread goes to a
+# peer from its first batch (round robin: the shards of one thread spread
+# over the ranks), its shard map with it, and comes back before the job
+# merges the shards.  Every test of tests/lang/keyed.stc and the keyed
+# stream of tests/lang/stream_finish.stc, each at the next of the pairs
+# -np 1-3 x --workers 1-2 in turn (errors included: stdout, stderr and the
+# exit code are one machine's), and the word count (examples/wordfreq)
+# over 3,000 generated lines at every pair; at -np 2-3, --stats must say
+# all its shard stages went (one per worker and per peer: N + K - 1) and
+# their batches ran on rank 1.
+keyed_on() { # PROG K N [INPUT]: as compare, with every stage that may go going
+    local prog=$1 k=$2 n=$3 input=${4:-} opts=(--json --workers "$3")
+    [ -n "$input" ] && opts+=(--quiet --input "$input")
+    (cd "$tmp" && "$STC" run "${opts[@]}" "$prog" >one.out 2>one.err </dev/null)
+    local want=$?
+    (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -x STC_MPI_SERIAL_NS=-1 -np "$k" "$STC" run --mpi "${opts[@]}" "$prog" \
+        >mpi.out 2>mpi.err </dev/null)
+    local got=$?
+    if [ $got -eq $want ] && cmp -s "$tmp/one.out" "$tmp/mpi.out" && cmp -s "$tmp/one.err" "$tmp/mpi.err"; then
+        passed=$((passed + 1))
+    else bad "$(basename "$prog") -np $k --workers $n, shards owned: exit $got (one machine $want): $(diff "$tmp/one.out" "$tmp/mpi.out" | head -3) $(head -c 300 "$tmp/mpi.err")"; fi
+}
+j=0
+for prog in "$tmp"/t/keyed.*.stc "$tmp"/t/stream_finish.*.stc; do
+    case $prog in *stream_finish*) grep -q '^keyed thread' "$prog" || continue ;; esac
+    input=
+    [ -f "${prog%.stc}.in" ] && input=${prog%.stc}.in
+    keyed_on "$prog" $((1 + j % 3)) $((1 + (j / 3) % 2)) "$input"
+    j=$((j + 1))
+done
+awk 'BEGIN { x = 7; for (i = 0; i < 3000; i++) { l = ""; for (w = 0; w < 8; w++) { x = (x * 1103515245 + 12345) % 2147483648; l = l (w ? " " : "") "w" int(x / 65536) % 700 } print l } }' >"$tmp/words.txt"
+for k in 1 2 3; do
+    for n in 1 2; do
+        keyed_on "$SRC/examples/wordfreq/wordfreq.stc" $k $n "$tmp/words.txt"
+        [ $k -gt 1 ] || continue
+        (cd "$tmp" && timeout -k 5 120 "${MPIRUN[@]}" -q -x STC_MPI_SERIAL_NS=-1 -np $k "$STC" run --mpi --stats --quiet \
+            --workers $n --input words.txt "$SRC/examples/wordfreq/wordfreq.stc" >mpi.out 2>mpi.err </dev/null)
+        code=$?
+        moved=$(sed -n 's/^stats: remote batches .*, of them keyed shards \([0-9]*\) (\([0-9]*\))$/\1 \2/p' "$tmp/mpi.err")
+        sb=$(sed -n 's/^stats: rank 1: stage counts \[shard [0-9]*\/[0-9]*\] (line [0-9]*) .*: batches \([0-9]*\), items.*/\1/p' "$tmp/mpi.err" | head -1)
+        if [ $code -eq 0 ] && [ "${moved%% *}" = $((n + k - 1)) ] && [ "${moved##* }" -gt $((n + k - 1)) ] && [ "${sb:-0}" -gt 0 ]; then
+            passed=$((passed + 1))
+        else bad "wordfreq -np $k --workers $n: shard stages did not go: exit $code, $(grep stats "$tmp/mpi.err" | head -5)"; fi
+    done
+done
+echo "mpi: keyed threads' shards owned by other ranks: $j keyed test programs and the word count compared"
 
 # ---- 2. faults -------------------------------------------------------------------
 

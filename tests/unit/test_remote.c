@@ -695,11 +695,7 @@ TEST(remote_which_serial_stages_may_be_owned)
                          "thread t = acc init 0\n"
                          "main = smap(fn x => let a = r(x) in let b = t(a) in str(b), range(0, 10))\n"),
               0);
-    /* a keyed thread's shard stages never move */
-    CHECK_INT(owned_mask("fun count(w, x, n) = (n + x, n + x)\n"
-                         "keyed thread c = count init 0\n"
-                         "main = smap(fn x => c(str(x % 3), x), range(0, 10))\n"),
-              0);
+    /* (a keyed thread's shard stages: test_remote_keyed.c) */
     /* a function value called in the stage: it stays */
     CHECK_INT(owned_mask("fun acc(x, s) = (x + s, x + s)\n"
                          "thread t = acc init 0\n"
