@@ -63,12 +63,19 @@ typedef struct eval_tailcall {
     stc_value *big;
 } eval_tailcall;
 
-/* A thread's state during a run. */
+/* A thread's state during a run: 64 bytes, and main's array of them
+ * 64-byte aligned (stc__eval_states_init), so that each thread's state is
+ * on a cache line of its own.  The parallel runtime's serial stages write
+ * their threads' states at every call, two workers at once at 2+ workers:
+ * 48-byte states shared lines, which then moved between the cores at
+ * every item (docs/DESIGN.md section 5, "Values on workers"). */
 typedef struct eval_tstate {
     stc_value value; /* THREAD_LANG: the current state (owned) */
     void *cstate;    /* THREAD_C: def->state_size bytes, initialised; NULL before */
     bool ready;      /* initialised (C: state_init succeeded; free with state_free) */
     stc_value init;  /* keyed thread: a new key's state (owned); value is the key map */
+    char pad[64 - 2 * sizeof(stc_value) - sizeof(void *) - sizeof(bool) > 0
+                 ? 64 - 2 * sizeof(stc_value) - sizeof(void *) - sizeof(bool) : 1];
 } eval_tstate;
 
 /* The per-call context handed to a C thread (public opaque type). */
