@@ -63,13 +63,21 @@ typedef struct eval_tailcall {
     stc_value *big;
 } eval_tailcall;
 
-/* A thread's state during a run. */
+/* A thread's state during a run: 64 bytes, and main's array of them
+ * 64-byte aligned (stc__eval_states_init), so that each thread's state is
+ * on a cache line of its own.  The parallel runtime's serial stages write
+ * their threads' states at every call, two workers at once at 2+ workers:
+ * 48-byte states shared lines, which then moved between the cores at
+ * every item (docs/DESIGN.md section 5, "Values on workers"). */
+#define EVAL_TSTATE_FIELDS (2 * sizeof(stc_value) + sizeof(void *) + sizeof(bool))
 typedef struct eval_tstate {
     stc_value value; /* THREAD_LANG: the current state (owned) */
+    stc_value init;  /* keyed thread: a new key's state (owned); value is the key map */
     void *cstate;    /* THREAD_C: def->state_size bytes, initialised; NULL before */
     bool ready;      /* initialised (C: state_init succeeded; free with state_free) */
-    stc_value init;  /* keyed thread: a new key's state (owned); value is the key map */
+    char pad[EVAL_TSTATE_FIELDS < 64 ? 64 - EVAL_TSTATE_FIELDS : 1];
 } eval_tstate;
+_Static_assert(sizeof(eval_tstate) == 64, "a thread's state is one cache line");
 
 /* The per-call context handed to a C thread (public opaque type). */
 struct stc_ctx {

@@ -367,7 +367,10 @@ int stc__eval_states_init(eval_ctx *cx, eval_tstate **out)
     size_t n = p->nthreads > 0 ? (size_t)p->nthreads : 0;
     size_t nslots = p->init_nslots > 0 ? (size_t)p->init_nslots : 0;
     ir_loc none = {0, 0};
-    eval_tstate *st = calloc(n ? n : 1, sizeof *st);
+    size_t bytes = (n ? n : 1) * sizeof(eval_tstate);
+    bytes = (bytes + 63) / 64 * 64; /* aligned_alloc's size: a multiple of the alignment */
+    eval_tstate *st = aligned_alloc(64, bytes); /* a line per state (eval_runtime.h) */
+    if (st) memset(st, 0, bytes);
     stc_value small[EVAL_SMALL], *slots = small;
     if (nslots > EVAL_SMALL) slots = malloc(nslots * sizeof *slots);
     if (!st || !slots) {

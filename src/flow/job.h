@@ -31,7 +31,9 @@ typedef struct flow_batch {
     bool loaded;        /* frames of every live item filled (by stage 0) */
     bool direct;        /* run by flow_direct_items: no frame used, a list's results
                            already in the result list, a stream's in its result slot */
-    uint64_t busy_ns;   /* stage time spent on it */
+    bool timed;         /* the pipeline times its stage activations (busy_ns): the
+                           first batches and one in FLOW_TIME_EVERY (exec.c) */
+    uint64_t busy_ns;   /* stage time spent on it (timed, or fused) */
     struct flow_away *away; /* while at a remote stage asynchronously: its request
                                and, once back, the reply (remote.c; set by the
                                worker before it is away, the reply by the
@@ -108,8 +110,10 @@ typedef struct flow_job {
      * of its requests; a stage whose states cannot travel or exceed
      * FLOW_REMOTE_STATES_MAX bytes is left out of remote_mask (owned.c). */
     struct buf *remote_states;
-    /* ---- */
-    size_t next;              /* next item to hand out (the source is serial) */
+    /* ---- The fields below change during the run: on cache lines of
+     * their own, since those above are read at every item by every
+     * worker and the source and release write these at every batch. */
+    _Alignas(64) size_t next; /* next item to hand out (the source is serial) */
     bool src_end, src_failed; /* streams: the source ended / failed (the source's) */
     atomic_uint_fast64_t ns_per_item; /* atomic: cost estimate, 0 = unknown */
     atomic_llong live;        /* atomic: items in batches not yet released */

@@ -332,7 +332,8 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     eval_ctx *cx = &job->rt->wcx[worker].cx;
     if (stage == job->plan->nstages) return flow_output(job, cx, b, worker, sb->seq);
     cx->stack_base = 0; /* this activation may run on another thread than the last */
-    uint64_t t0 = flow_now_ns(), wait_ns = 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
+    bool timed = b->timed || job->prof || job->owned; /* (flow_source) */
+    uint64_t t0 = timed ? flow_now_ns() : 0, wait_ns = 0, c0 = job->trial_ns ? flow_cpu_ns() : 0;
     int nran;
     sched_status status;
     bool here = false;
@@ -343,9 +344,9 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
         return status; /* in another process: this runs again when it is back */
     b->loaded = true; /* frames of items that died before loading hold units: harmless */
     if (flow_decides(job, stage)) flow_mark_skips(job, b, stage, sb);
-    uint64_t t1 = flow_now_ns();
+    uint64_t t1 = timed ? flow_now_ns() : 0;
     if (here && job->owned) stc__flow_owned_note(job, stage, t1 - t0, nran); /* placement (owned.c) */
-    b->busy_ns += t1 - t0 - wait_ns; /* a remote reply's latency is not work per item here */
+    if (timed) b->busy_ns += t1 - t0 - wait_ns; /* a remote reply's latency is not work per item here */
     if (job->trial_ns) job->trial_ns[stage] += flow_cpu_ns() - c0; /* fused: never remote */
     if (job->prof) stc__flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
     return status;

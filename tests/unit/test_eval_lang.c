@@ -8,6 +8,7 @@
 
 #include "api/env.h"
 #include "eval/eval.h"
+#include "eval/eval_internal.h"
 #include "ir/resolve.h"
 #include "ir/types.h"
 #include "lang/lang.h"
@@ -246,6 +247,37 @@ TEST(eval_threads)
     EXPECT("fun acc(x, s) = (s * 10 + x, s * 10 + x)\nthread a = acc init 0\n"
            "main = smap(fn x => a(x), [1, 2, 3, 4])\n",
            "[1, 12, 123, 1234]", "a = 1234");
+}
+
+/* Each thread's state on a cache line of its own (eval_runtime.h): the
+ * parallel runtime's serial stages write their states at every item, two
+ * workers at once, and states sharing a line moved it between the cores
+ * at every item. */
+TEST(eval_thread_states_on_lines_of_their_own)
+{
+    stc_env *env = stc_env_new();
+    ir_program *p = l_compile(env,
+                              "fun add(x, s) = ((), s + x)\nthread a = add init 0\nthread b = add init 1\n"
+                              "thread c = add init 2\nmain = (a(1), b(2), c(3))\n",
+                              __LINE__);
+    CHECK(p != NULL);
+    if (p) {
+        eval_ctx cx;
+        stc__eval_ctx_init(&cx, p, NULL);
+        eval_tstate *st = NULL;
+        CHECK_INT(stc__eval_states_init(&cx, &st), 0);
+        CHECK(st != NULL);
+        for (int i = 0; st && i < p->nthreads; i++) { /* each value alone on its line */
+            CHECK_INT((uintptr_t)&st[i] % 64, 0);
+            CHECK_INT((uintptr_t)&st[i].value / 64, ((uintptr_t)&st[i].value + sizeof st[i].value - 1) / 64);
+            if (i > 0) CHECK((uintptr_t)&st[i].value / 64 != (uintptr_t)&st[i - 1].value / 64);
+        }
+        CHECK_INT(st ? st[2].value.as.i : -1, 2);
+        stc__eval_states_free(p, st);
+        stc__eval_ctx_fini(&cx);
+        stc__ir_program_free(p);
+    }
+    stc_env_free(env);
 }
 
 TEST(eval_builtins)
