@@ -64,6 +64,12 @@ if "$stc" run --mpi /dev/null 2>&1 </dev/null | grep -q "built without MPI"; the
     echo "bench/mpi.sh: $stc was built without MPI (apt-get install libopenmpi-dev; cmake -DSTC_MPI=ON)" >&2
     exit 69
 fi
+# Our mpiruns get a session directory of their own: another Open MPI job
+# on the machine (a test run) sharing the default one can collide with
+# them (tests/mpi found it).
+session=$(mktemp -d)
+trap 'rm -rf "$session"' EXIT
+export OMPI_MCA_orte_tmpdir_base="$session"
 mpirun=(mpirun -q --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 [ -n "$serial_ns" ] && mpirun+=(-x "STC_MPI_SERIAL_NS=$serial_ns")
