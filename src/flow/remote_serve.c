@@ -239,6 +239,11 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
      * (owned.c): this thread's CPU time over the items (a preempted batch
      * does not look dear), their slots' decoding and encoding included. */
     uint64_t c0 = q->owned ? flow_cpu_ns() : 0;
+    /* The slots the stage reads, listed once for the batch (2 of 16 on logstats). */
+    size_t few[32], *at = few, nat = 0;
+    if (!rc && nslots - ncaps > 32 && !(at = malloc((size_t)nslots * sizeof *at))) rc = STC_ENOMEM;
+    for (size_t j = ncaps; !rc && j < nslots; j++)
+        if (reads[j]) at[nat++] = j;
     for (uint64_t i = 0; !rc && i < n && !failed; i++) {
         const uint8_t *dead = rd_bytes(&r, 1), *fl = dead && !*dead ? rd_bytes(&r, (size_t)nflags) : NULL;
         if (!dead || (!*dead && !fl)) {
@@ -246,9 +251,8 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
             break;
         }
         if (*dead) continue;
-        memcpy(flags, fl, (size_t)nflags);
-        for (size_t j = ncaps; j < nslots && !r.rc; j++)
-            if (reads[j]) came[j] = val_retain(frame[j] = rd_val(&r, wf));
+        for (size_t k = 0; k < nflags; k++) flags[k] = fl[k]; /* (a few bytes: no call) */
+        for (size_t k = 0; k < nat && !r.rc; k++) came[at[k]] = val_retain(frame[at[k]] = rd_val(&r, wf));
         if ((rc = r.rc)) break;
         s->cx.item = (long long)(first + i);
         s->cx.thread = job.thread;
@@ -265,12 +269,17 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
             serve_error(s, &items, (long long)(first + i));
             failed = true;
         } else { /* 0, the flags, then each slot the stage changed (its index + 1, its value), then 0 */
-            buf_putc(&items, 0);
-            stc__buf_put(&items, (const char *)flags, (size_t)nflags);
+            char *t = buf_room(&items, 1 + (size_t)nflags);
+            if (t) {
+                t[0] = 0;
+                for (size_t k = 0; k < nflags; k++) t[1 + k] = (char)flags[k];
+                buf_commit(&items, 1 + (size_t)nflags);
+            }
         }
         for (size_t j = ncaps; j < nslots; j++) { /* one pass: the reply, and the slots cleared */
+            if (frame[j].tag == STC_T_INVALID && came[j].tag == STC_T_INVALID) continue; /* not sent, not written */
             if (!failed && !rc && !same_value(frame[j], came[j])) {
-                stc__val_wire_put_uvarint(&items, j - ncaps + 1);
+                val_wire_put_uv(&items, j - ncaps + 1);
                 rc = stc__val_wire_encode(&items, frame[j], wf);
             }
             val_release(frame[j]);
@@ -279,6 +288,7 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
         }
         if (!failed) buf_putc(&items, 0);
     }
+    if (at != few) free(at);
     uint64_t work = q->owned ? flow_cpu_ns() - c0 : 0;
     if (job.shard_maps) { /* the shard map stays held here */
         q->shard->value = job.shard_maps[map];

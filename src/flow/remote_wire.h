@@ -103,14 +103,16 @@ static inline const uint8_t *rd_bytes(rd *r, size_t k)
 
 static inline stc_value rd_val(rd *r, const wire_funcs *wf)
 {
-    stc_value v = stc_value_unit();
+    stc_value v = {.tag = STC_T_UNIT};
     size_t used;
     if (r->rc) return v;
-    if (r->at < r->n && r->p[r->at] == WIRE_UNIT) { /* most slots of a request */
-        r->at++;
+    if (r->at < r->n && r->p[r->at] <= WIRE_TRUE) { /* unit (most slots of a request) and bools: no call */
+        int k = r->p[r->at++];
+        if (k == 0) r->rc = STC_EINVAL; /* no kind */
+        else if (k != WIRE_UNIT) v = (stc_value){.tag = STC_T_BOOL, .as.b = k == WIRE_TRUE};
         return v;
     }
-    if ((r->rc = stc__val_wire_decode(r->p + r->at, r->n - r->at, &used, &v, wf))) return stc_value_unit();
+    if ((r->rc = stc__val_wire_decode(r->p + r->at, r->n - r->at, &used, &v, wf))) return (stc_value){.tag = STC_T_UNIT};
     r->at += used;
     return v;
 }

@@ -29,6 +29,8 @@ void stc__buf_put(buf *b, const char *s, size_t n)
     b->data[b->len] = '\0';
 }
 
+char *stc__buf_room(buf *b, size_t n) { return buf_reserve(b, n) ? b->data + b->len : NULL; }
+
 void stc__buf_putc(buf *b, char c) { stc__buf_put(b, &c, 1); }
 void stc__buf_puts(buf *b, const char *s) { stc__buf_put(b, s, strlen(s)); }
 

@@ -36,6 +36,21 @@ static inline void buf_putc(buf *b, char c)
         stc__buf_putc(b, c);
     }
 }
+/* Room for n more bytes (and the NUL) at b->data + b->len, for a writer
+ * that then calls buf_commit with the bytes it wrote (at most n); NULL
+ * when the buffer failed.  The wire encoding writes a value's kind, length
+ * and bytes at once this way (docs/DESIGN.md 7c). */
+char *stc__buf_room(buf *b, size_t n);
+static inline char *buf_room(buf *b, size_t n)
+{
+    if (!b->failed && n < b->cap - b->len) return b->data + b->len; /* (cap >= len + 1 when data) */
+    return stc__buf_room(b, n);
+}
+static inline void buf_commit(buf *b, size_t k)
+{
+    b->len += k;
+    b->data[b->len] = '\0';
+}
 /* Returns the malloc'd string (an empty one if nothing was written) and
  * resets b; NULL if an allocation failed. */
 char *stc__buf_take(buf *b);

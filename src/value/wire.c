@@ -7,6 +7,17 @@
 #include "value/map.h"
 #include "value/value.h"
 
+#if defined(__GNUC__)
+#define WIRE_INLINE static inline __attribute__((always_inline))
+#else
+#define WIRE_INLINE static inline
+#endif
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WIRE_LE 1 /* a float's 8 bytes are its bits as they lie in memory */
+#else
+#define WIRE_LE 0
+#endif
+
 void stc__val_wire_put_uvarint(buf *b, uint64_t x)
 {
     if (x < 0x80) { /* most lengths and numbers */
@@ -74,25 +85,56 @@ static void wenc_keep(wenc *e, const stc_obj *o)
 
 static void put_kind(wenc *e, int kind) { buf_putc(e->b, (char)kind); }
 
+/* x as a varint at t (room for 10 bytes): its length. */
+static inline size_t put_uv_at(unsigned char *t, uint64_t x)
+{
+    size_t n = 0;
+    for (; x >= 0x80; x >>= 7) t[n++] = (unsigned char)(x | 0x80);
+    t[n++] = (unsigned char)x;
+    return n;
+}
+
+/* A scalar, or a string (kind: WIRE_STR with or without WIRE_KEEP), written
+ * at once: its kind, number or length and bytes in one reservation (a
+ * byte and a call each were most of a line's encoding, DESIGN.md 7c). */
+WIRE_INLINE int enc_leaf(buf *b, stc_value v, int kind)
+{
+    switch (v.tag) {
+    case STC_T_UNIT: buf_putc(b, WIRE_UNIT); return 0;
+    case STC_T_BOOL: buf_putc(b, v.as.b ? WIRE_TRUE : WIRE_FALSE); return 0;
+    default: break;
+    }
+    size_t len = v.tag == STC_T_STR ? val_as_str(v)->len : 0;
+    unsigned char *t = (unsigned char *)buf_room(b, 11 + len);
+    if (!t) return 0; /* (the caller sees the failed buffer) */
+    size_t k = 1;
+    if (v.tag == STC_T_INT) {
+        t[0] = WIRE_INT;
+        /* zigzag: small negative numbers stay short */
+        k += put_uv_at(t + 1, ((uint64_t)v.as.i << 1) ^ (uint64_t)(v.as.i >> 63));
+    } else if (v.tag == STC_T_FLOAT) {
+        uint64_t bits;
+        memcpy(&bits, &v.as.f, 8);
+        t[0] = WIRE_FLOAT;
+        if (WIRE_LE) memcpy(t + 1, &bits, 8);
+        else
+            for (int i = 0; i < 8; i++) t[1 + i] = (unsigned char)(bits >> (8 * i));
+        k = 9;
+    } else { /* STC_T_STR */
+        t[0] = (unsigned char)kind;
+        k += put_uv_at(t + 1, len);
+        memcpy(t + k, val_as_str(v)->data, len);
+        k += len;
+    }
+    buf_commit(b, k);
+    return 0;
+}
+
 static int enc(wenc *e, stc_value v, int depth)
 {
     if (depth > WIRE_MAX_DEPTH) return STC_ELIMIT;
     switch (v.tag) {
-    case STC_T_UNIT: put_kind(e, WIRE_UNIT); return 0;
-    case STC_T_BOOL: put_kind(e, v.as.b ? WIRE_TRUE : WIRE_FALSE); return 0;
-    case STC_T_INT:
-        put_kind(e, WIRE_INT);
-        /* zigzag: small negative numbers stay short */
-        stc__val_wire_put_uvarint(e->b, ((uint64_t)v.as.i << 1) ^ (uint64_t)(v.as.i >> 63));
-        return 0;
-    case STC_T_FLOAT: {
-        uint64_t bits;
-        memcpy(&bits, &v.as.f, 8);
-        char t[9] = {WIRE_FLOAT};
-        for (int i = 0; i < 8; i++) t[1 + i] = (char)(bits >> (8 * i));
-        stc__buf_put(e->b, t, 9);
-        return 0;
-    }
+    case STC_T_UNIT: case STC_T_BOOL: case STC_T_INT: case STC_T_FLOAT: return enc_leaf(e->b, v, 0);
     case STC_T_STR: case STC_T_LIST: case STC_T_TUPLE: case STC_T_INL: case STC_T_INR:
     case STC_T_MAP: case STC_T_FUNC:
         break;
@@ -107,18 +149,16 @@ static int enc(wenc *e, stc_value v, int depth)
     }
     int keep = val_obj_shared(o) ? WIRE_KEEP : 0, rc = 0;
     switch (v.tag) {
-    case STC_T_STR: {
-        val_str *s = val_as_str(v);
-        put_kind(e, WIRE_STR | keep);
-        stc__val_wire_put_uvarint(e->b, s->len);
-        stc__buf_put(e->b, s->data, s->len);
-        break;
-    }
+    case STC_T_STR: enc_leaf(e->b, v, WIRE_STR | keep); break;
     case STC_T_LIST: case STC_T_TUPLE: {
         size_t n = val_seq_len(v);
         put_kind(e, (v.tag == STC_T_LIST ? WIRE_LIST : WIRE_TUPLE) | keep);
         stc__val_wire_put_uvarint(e->b, n);
-        for (size_t i = 0; i < n && !rc; i++) rc = enc(e, val_seq_items(v)[i], depth + 1);
+        const stc_value *it = val_seq_items(v);
+        for (size_t i = 0; i < n && !rc; i++) /* a scalar item here, without a call */
+            rc = it[i].tag >= STC_T_UNIT && it[i].tag <= STC_T_BOOL && depth < WIRE_MAX_DEPTH
+                     ? enc_leaf(e->b, it[i], 0)
+                     : enc(e, it[i], depth + 1);
         break;
     }
     case STC_T_INL: case STC_T_INR:
@@ -160,8 +200,10 @@ static int enc(wenc *e, stc_value v, int depth)
 
 int stc__val_wire_encode(buf *b, stc_value v, const wire_funcs *f)
 {
-    if (v.tag == STC_T_UNIT) { /* most of a frame's slots, before a stage fills them */
-        buf_putc(b, WIRE_UNIT);
+    /* Scalars and strings (a frame's unit slots, logstats' line) need no
+     * numbering of shared objects: written at once. */
+    if ((v.tag >= STC_T_UNIT && v.tag <= STC_T_BOOL) || v.tag == STC_T_STR) {
+        enc_leaf(b, v, v.tag == STC_T_STR && val_obj_shared(v.as.obj) ? WIRE_STR | WIRE_KEEP : WIRE_STR);
         return buf_ok(b) ? 0 : STC_ENOMEM;
     }
     wenc e; /* few[] is read only below nkept: no need to clear it (a frame
@@ -183,7 +225,7 @@ typedef struct wdec {
     size_t nkept, cap;
 } wdec;
 
-static int get_num(wdec *d, uint64_t *x)
+WIRE_INLINE int get_num(wdec *d, uint64_t *x)
 {
     if (d->at < d->n && d->p[d->at] < 0x80) { /* one byte: most lengths and numbers */
         *x = d->p[d->at++];
@@ -202,7 +244,7 @@ static int get_num(wdec *d, uint64_t *x)
 
 /* A count of things each taking at least `each` bytes: no more than fit
  * in what is left (so a bad count never makes a huge allocation). */
-static int get_count(wdec *d, size_t each, size_t *count)
+WIRE_INLINE int get_count(wdec *d, size_t each, size_t *count)
 {
     uint64_t x;
     if (get_num(d, &x) || x > (d->n - d->at) / each) return STC_EINVAL;
@@ -245,6 +287,46 @@ static bool has_func(stc_value v, int depth)
     }
 }
 
+/* A value of kind `kind` (its byte read) that holds no other value and is
+ * never numbered: a scalar, or a string not held twice, made here with
+ * no call (a call per value and per number was most of a reply's
+ * decoding: DESIGN.md 7c).  0 (*out set), an error (*out untouched), or
+ * WDEC_NOT_LEAF. */
+#define WDEC_NOT_LEAF 1
+WIRE_INLINE int dec_leaf(wdec *d, int kind, stc_value *out)
+{
+    uint64_t x;
+    switch (kind) {
+    case WIRE_UNIT: *out = (stc_value){.tag = STC_T_UNIT}; return 0;
+    case WIRE_FALSE: case WIRE_TRUE: *out = (stc_value){.tag = STC_T_BOOL, .as.b = kind == WIRE_TRUE}; return 0;
+    case WIRE_INT:
+        if (get_num(d, &x)) return STC_EINVAL;
+        *out = (stc_value){.tag = STC_T_INT, .as.i = (int64_t)(x >> 1) ^ -(int64_t)(x & 1)};
+        return 0;
+    case WIRE_FLOAT: {
+        if (d->n - d->at < 8) return STC_EINVAL;
+        uint64_t bits = 0;
+        if (WIRE_LE) memcpy(&bits, d->p + d->at, 8);
+        else
+            for (int i = 0; i < 8; i++) bits |= (uint64_t)d->p[d->at + i] << (8 * i);
+        d->at += 8;
+        out->tag = STC_T_FLOAT;
+        memcpy(&out->as.f, &bits, 8);
+        return 0;
+    }
+    case WIRE_STR: {
+        size_t n;
+        if (get_count(d, 1, &n)) return STC_EINVAL;
+        stc_value s = val_str_new((const char *)d->p + d->at, n);
+        if (s.tag == STC_T_INVALID) return STC_ENOMEM;
+        d->at += n;
+        *out = s;
+        return 0;
+    }
+    default: return WDEC_NOT_LEAF;
+    }
+}
+
 static int dec(wdec *d, stc_value *out, int depth);
 
 static int dec_map(wdec *d, stc_value *out, int depth)
@@ -284,28 +366,34 @@ static int dec_obj(wdec *d, int kind, stc_value *out, int depth)
     size_t n;
     int rc = 0;
     switch (kind) {
-    case WIRE_STR: {
-        if (get_count(d, 1, &n)) return STC_EINVAL;
-        stc_value s = stc__val_str_alloc(n);
-        if (s.tag == STC_T_INVALID) return STC_ENOMEM;
-        memcpy(val_as_str(s)->data, d->p + d->at, n);
-        d->at += n;
-        *out = s;
-        return 0;
-    }
+    case WIRE_STR: return dec_leaf(d, WIRE_STR, out); /* (a string held twice) */
     case WIRE_LIST: case WIRE_TUPLE: {
         if (get_count(d, 1, &n)) return STC_EINVAL;
-        stc_value s = stc__val_seq_alloc_unfilled(kind == WIRE_LIST ? STC_T_LIST : STC_T_TUPLE, n);
+        stc_value s = val_seq_new_unset(kind == WIRE_LIST ? STC_T_LIST : STC_T_TUPLE, n);
         if (s.tag == STC_T_INVALID) return STC_ENOMEM;
-        for (size_t i = 0; i < n && !rc; i++) rc = dec(d, &val_seq_items(s)[i], depth + 1);
-        if (rc) val_release(s);
-        else *out = s;
+        stc_value *it = val_seq_items(s);
+        size_t i = 0;
+        for (; i < n; i++) { /* a leaf item here, without a call (a tuple of scalars) */
+            size_t at = d->at;
+            rc = at < d->n && depth < WIRE_MAX_DEPTH ? (d->at++, dec_leaf(d, d->p[at], &it[i])) : WDEC_NOT_LEAF;
+            if (rc == WDEC_NOT_LEAF) {
+                d->at = at;
+                rc = dec(d, &it[i], depth + 1);
+            }
+            if (rc) break;
+        }
+        if (rc) { /* items 0 .. i - 1 are set */
+            ((val_seq *)s.as.obj)->n = i;
+            val_release(s);
+        } else {
+            *out = s;
+        }
         return rc;
     }
     case WIRE_INL: case WIRE_INR: {
         stc_value x;
         if ((rc = dec(d, &x, depth + 1))) return rc;
-        stc_value b = kind == WIRE_INL ? stc_value_new_inl(x) : stc_value_new_inr(x);
+        stc_value b = val_box_new(kind == WIRE_INL ? STC_T_INL : STC_T_INR, x);
         if (b.tag == STC_T_INVALID) return STC_ENOMEM; /* x consumed */
         *out = b;
         return 0;
@@ -333,32 +421,16 @@ static int dec(wdec *d, stc_value *out, int depth)
     if (depth > WIRE_MAX_DEPTH) return STC_ELIMIT;
     if (d->at >= d->n) return STC_EINVAL;
     int kind = d->p[d->at++];
+    int rc = dec_leaf(d, kind, out);
+    if (rc != WDEC_NOT_LEAF) return rc;
     uint64_t x;
-    switch (kind) {
-    case WIRE_UNIT: *out = stc_value_unit(); return 0;
-    case WIRE_FALSE: case WIRE_TRUE: *out = stc_value_bool(kind == WIRE_TRUE); return 0;
-    case WIRE_INT:
-        if (get_num(d, &x)) return STC_EINVAL;
-        *out = stc_value_int((int64_t)(x >> 1) ^ -(int64_t)(x & 1));
-        return 0;
-    case WIRE_FLOAT: {
-        if (d->n - d->at < 8) return STC_EINVAL;
-        uint64_t bits = 0;
-        for (int i = 0; i < 8; i++) bits |= (uint64_t)d->p[d->at + i] << (8 * i);
-        d->at += 8;
-        double f;
-        memcpy(&f, &bits, 8);
-        *out = stc_value_float(f);
-        return 0;
-    }
-    case WIRE_REF:
+    if (kind == WIRE_REF) {
         if (get_num(d, &x) || x >= d->nkept) return STC_EINVAL;
         *out = val_retain(d->kept[x]);
         return 0;
     }
     stc_value v;
-    int rc = dec_obj(d, kind & ~WIRE_KEEP, &v, depth);
-    if (rc) return rc;
+    if ((rc = dec_obj(d, kind & ~WIRE_KEEP, &v, depth))) return rc;
     if ((kind & WIRE_KEEP) && (rc = keep(d, v))) {
         val_release(v);
         return rc;

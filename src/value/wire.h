@@ -72,6 +72,12 @@ int stc__val_wire_decode(const void *p, size_t n, size_t *used, stc_value *out, 
 /* Varints for the frames around values. put: appends; get: 0 and the
  * bytes it took in *used, or STC_EINVAL (truncated, over 64 bits). */
 void stc__val_wire_put_uvarint(buf *b, uint64_t x);
+/* The same without a call for numbers below 128 (slot numbers, counts). */
+static inline void val_wire_put_uv(buf *b, uint64_t x)
+{
+    if (x < 0x80) buf_putc(b, (char)x);
+    else stc__val_wire_put_uvarint(b, x);
+}
 int stc__val_wire_get_uvarint(const void *p, size_t n, size_t *used, uint64_t *x);
 
 #endif
