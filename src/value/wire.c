@@ -236,6 +236,11 @@ WIRE_INLINE int get_num(wdec *d, uint64_t *x)
         d->at += 2;
         return 0;
     }
+    if (d->n - d->at >= 3 && d->p[d->at + 2] < 0x80) { /* three: below 2^21 (a zigzag int below 2^20) */
+        *x = (uint64_t)(d->p[d->at] & 0x7f) | (uint64_t)(d->p[d->at + 1] & 0x7f) << 7 | (uint64_t)d->p[d->at + 2] << 14;
+        d->at += 3;
+        return 0;
+    }
     size_t used;
     if (stc__val_wire_get_uvarint(d->p + d->at, d->n - d->at, &used, x)) return STC_EINVAL;
     d->at += used;
