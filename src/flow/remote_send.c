@@ -72,9 +72,10 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
 }
 
 /* A slot an item's stage changed: the item (among the live ones
- * answered), the slot (from ncaps) and its new value. */
+ * answered), the batch's slot and its new value. */
 typedef struct reply_slot {
-    int item, slot;
+    int item;
+    stc_value *dst;
     stc_value v;
 } reply_slot;
 
@@ -86,7 +87,7 @@ typedef struct reply {
     int nok;            /* live items answered */
     reply_slot *slots;  /* nslots of them, in item and slot order */
     size_t nslots;
-    uint8_t *flags;     /* nok x nflags */
+    const uint8_t **flags; /* per live item answered, its nflags flags in the reply's bytes */
     bool failed;
     bool recorded;      /* failed: the item's error is recorded already (an inner
                            smap's shards, tag 3) */
@@ -140,7 +141,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     int live = 0;
     for (int i = 0; i < b->n; i++) live += !b->dead[i];
     out->slots = malloc(((size_t)live * w + 1) * sizeof *out->slots); /* at most every slot of every item */
-    out->flags = malloc((size_t)live * (size_t)pl->nflags + 1);
+    out->flags = malloc(((size_t)live + 1) * sizeof *out->flags);
     if (!out->slots || !out->flags) r.rc = STC_ENOMEM;
     if (nran > (uint64_t)live) r.rc = STC_EINVAL;
     out->nran = (int)nran;
@@ -167,7 +168,8 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
         if (!tag || r.rc) break;
         if (*tag == 0) {
             const uint8_t *fl = rd_bytes(&r, (size_t)pl->nflags);
-            for (int k = 0; fl && k < pl->nflags; k++) out->flags[(size_t)out->nok * (size_t)pl->nflags + (size_t)k] = fl[k];
+            out->flags[out->nok] = fl;
+            stc_value *dst = b->slots + (size_t)i * (size_t)pl->nslots + job->ncaps - 1;
             /* The slots it changed, in increasing order (the others keep
              * the batch's own), then 0. */
             for (uint64_t j, prev = 0; !r.rc && (j = rd_uv(&r)) != 0; prev = j) {
@@ -176,7 +178,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
                     break;
                 }
                 stc_value v = rd_val(&r, &nm->wf);
-                if (!r.rc) out->slots[out->nslots++] = (reply_slot){out->nok, (int)(j - 1), v};
+                if (!r.rc) out->slots[out->nslots++] = (reply_slot){out->nok, dst + j, v};
             }
             out->nok++;
         } else if (*tag == 1) {
@@ -245,7 +247,6 @@ static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void
         if (!owned) atomic_fetch_add(&rt->remote_declined, 1);
         return false;
     }
-    free(rep);
     atomic_fetch_add(&rt->remote_batches, 1);
     if (owned) atomic_fetch_add(&rt->remote_serial, 1);
     atomic_fetch_add(&rt->remote_sent, (long long)sent);
@@ -273,15 +274,15 @@ static bool reply_adopt(flow_job *job, eval_ctx *cx, flow_batch *b, int rc, void
             }
             break;
         }
-        stc_value *slots = b->slots + (size_t)i * (size_t)pl->nslots + job->ncaps;
         for (; e < r.nslots && r.slots[e].item == k; e++) {
-            val_release(slots[r.slots[e].slot]);
-            slots[r.slots[e].slot] = r.slots[e].v;
+            val_release(*r.slots[e].dst);
+            *r.slots[e].dst = r.slots[e].v;
         }
-        for (int f = 0; f < pl->nflags; f++) /* (a few bytes: no call) */
-            b->flags[(size_t)i * (size_t)pl->nflags + (size_t)f] = r.flags[(size_t)k * (size_t)pl->nflags + (size_t)f];
+        uint8_t *fl = b->flags + (size_t)i * (size_t)pl->nflags;
+        for (int f = 0; f < pl->nflags; f++) fl[f] = r.flags[k][f]; /* (a few bytes, from the reply: no call) */
         k++;
     }
+    free(rep); /* (r.flags point into it) */
     if (r.failed && !r.recorded) free(r.err.message);
     if (r.elem) free(r.elem_err.message);
     free(r.slots);
