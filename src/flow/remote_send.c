@@ -169,7 +169,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
         if (*tag == 0) {
             const uint8_t *fl = rd_bytes(&r, (size_t)pl->nflags);
             out->flags[out->nok] = fl;
-            stc_value *dst = b->slots + (size_t)i * (size_t)pl->nslots + job->ncaps - 1;
+            stc_value *dst = b->slots + (size_t)i * (size_t)pl->nslots + job->ncaps; /* slot 1 of the reply's */
             /* The slots it changed, in increasing order (the others keep
              * the batch's own), then 0. */
             for (uint64_t j, prev = 0; !r.rc && (j = rd_uv(&r)) != 0; prev = j) {
@@ -178,7 +178,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
                     break;
                 }
                 stc_value v = rd_val(&r, &nm->wf);
-                if (!r.rc) out->slots[out->nslots++] = (reply_slot){out->nok, dst + j, v};
+                if (!r.rc) out->slots[out->nslots++] = (reply_slot){out->nok, dst + (j - 1), v};
             }
             out->nok++;
         } else if (*tag == 1) {
