@@ -3,71 +3,98 @@
  * body is lets, let-tuples of the state, ifs and int cases down to an
  * (output, state) pair, over ints, floats, bools, units and strings with
  * operators that cannot fail and no call at all, is compiled once
- * (stc__eval_prepare) into a small tree of tk_node, typed from the
- * thread's input and state types.  Nothing in such a body can call, fail
- * or recurse past the tree's small height, so its depth units, stack
- * checks and evaluation order cannot be seen: a call runs it with the
- * call's own depth and cancel checks only (calls.c), the state's items
- * bound straight into the frame (moved when the state is held once), the
- * new state written into the old tuple's block, scalar slots neither
- * filled nor released.  The tags of the args and of the state are checked
- * against the compiled types first; any other value (or body) takes the
- * evaluator's path. */
+ * (stc__eval_prepare) into one short register code (tk_op) over the
+ * frame's slots and temporaries above them, typed from the thread's input
+ * and state types.  Nothing in such a body can call, fail or recurse, so
+ * its depth units, stack checks and evaluation order cannot be seen: a
+ * call runs it with the call's own depth and cancel checks only
+ * (calls.c), the state's items bound straight into the frame (moved when
+ * the state is held once), the new state written into the old tuple's
+ * block, scalar slots neither filled nor released.  The tags of the args
+ * and of the state are checked against the compiled types first; any
+ * other value (or body) takes the evaluator's path. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eval/eval_internal.h"
 #include "util/arena.h"
 #include "util/cancel.h"
 
+/* The ops: each expression op writes register d (a whole value, tag
+ * included) from registers a and b, or from a and the immediate k.as.i.
+ * Their meaning is eval_arith's and eval_compare's (operators.c) on the
+ * tags the compiler proved: ints wrap, floats are IEEE. */
 enum {
-    /* Expressions: a value, borrowed (a str is a slot's or a literal's). */
-    TK_VAR,
-    TK_LIT,
-    TK_ADD_I, TK_SUB_I, TK_MUL_I, TK_DIV_I, TK_MOD_I, /* DIV, MOD: b a literal, not 0 nor -1 */
-    TK_EQ_I, TK_NE_I, TK_LT_I, TK_LE_I, TK_GT_I, TK_GE_I,
+    TK_LOADK, TK_MOV, TK_KEEP, /* d = k; d = a; d = a retained when b (a binder's) */
+    TK_ADD_I, TK_SUB_I, TK_MUL_I, TK_EQ_I, TK_NE_I, TK_LT_I, TK_LE_I, TK_GT_I, TK_GE_I,
+    /* the same, b the immediate; and / % (the immediate not 0 nor -1) */
+    TK_ADD_IK, TK_SUB_IK, TK_MUL_IK, TK_EQ_IK, TK_NE_IK, TK_LT_IK, TK_LE_IK, TK_GT_IK, TK_GE_IK,
+    TK_DIV_IK, TK_MOD_IK,
     TK_ADD_F, TK_SUB_F, TK_MUL_F, TK_DIV_F, TK_MOD_F,
     TK_LT_F, TK_LE_F, TK_GT_F, TK_GE_F,
     TK_EQ_S, TK_NE_S, TK_EQ_B, TK_NE_B,
-    TK_AND, TK_OR, TK_NOT, TK_NEG_I, TK_NEG_F,
-    TK_IF, /* a ? b : c */
-    /* The body: each binds or chooses, then goes on (b, or c, or an alt),
-     * down to the pair. */
-    TK_LET,    /* slot = a */
-    TK_LETT,   /* the state's items into slots[] */
-    TK_BRANCH, /* a ? b : c */
-    TK_CASE,   /* an int a: alts[i] for keys[i], alts[n] else (binding slot) */
-    TK_PAIR    /* output a, or oitems[0..on-1] into a tuple (on > 0); the state:
-                  items[0..n-1] into a tuple, or b (n 0) */
+    TK_NOT, TK_NEG_I, TK_NEG_F,
+    TK_JF, TK_JT, TK_JMP, /* to op j when bool a is false, true; always */
+    /* The body's: the state's items into the binders; an int case (to the
+     * op of the key a equals); the pair, which ends the call. */
+    TK_LETT, TK_CASE, TK_PAIR
 };
 
-/* Deepest expression compiled (the tree is evaluated by recursion on the
- * C stack, under eval_pair's half-segment check); widest state tuple;
- * most inputs. */
+/* Deepest expression compiled; widest state tuple; most inputs; the
+ * frame (on the C stack, for the evaluator's path too); the frame and
+ * its temporaries (a pair's items each hold one); ops a body. */
 #define TK_MAX_HEIGHT 12
 #define TK_MAX_ITEMS 16
 #define TK_MAX_IN 4
-#define TK_MAX_SLOTS 24 /* a frame on the C stack, for the evaluator's path too */
+#define TK_MAX_SLOTS 24
+#define TK_MAX_REGS 64
+#define TK_MAX_OPS 512
+_Static_assert(TK_MAX_REGS <= 256, "a register is a uint8_t");
 
-typedef struct tk_node tk_node;
-struct tk_node {
-    uint8_t op;
-    bool heap;             /* an expression whose value is a str (retained to be kept) */
-    bool move;             /* TK_LETT: the state's one mention (EVAL_X_LET_MOVE) */
-    int slot;              /* TK_VAR; TK_LET's binder, TK_CASE's default binder (-1: none) */
-    int n;                 /* TK_LETT binders; TK_CASE keys; TK_PAIR state items */
-    stc_value lit;         /* TK_LIT: the IR's literal (borrowed) */
-    const tk_node *a, *b, *c;
-    const int *slots;      /* TK_LETT: a binder's slot (-1: none) per item */
-    const int64_t *keys;   /* TK_CASE */
-    const tk_node **items; /* TK_PAIR: the state's items; TK_CASE: the alts */
-    const tk_node **oitems; /* TK_PAIR: the output's items */
-    int on;
-    ir_loc loc, oloc;      /* TK_PAIR: the state tuple's, the output tuple's (out of memory) */
-};
+typedef struct tk_lett {
+    int n;
+    bool move;        /* the state's one mention (EVAL_X_LET_MOVE) */
+    const int *slots; /* a binder's slot (-1: none) per item */
+} tk_lett;
+
+typedef struct tk_case {
+    int n;                /* keys */
+    int slot;             /* the catch-all's binder (-1: none) */
+    const int64_t *keys;
+    const int32_t *to;    /* the op of each key's body, then the catch-all's */
+} tk_case;
+
+typedef struct tk_item {
+    uint8_t reg;
+    bool heap; /* a str: retained to be kept */
+} tk_item;
+
+typedef struct tk_pair {
+    int on;               /* output items (0: one value, oreg or olit) */
+    int oreg;             /* -1: the literal olit */
+    bool oheap;
+    stc_value olit;
+    const tk_item *oitems;
+    int n;                /* state items (0: one value, st) */
+    tk_item st;
+    const tk_item *items;
+    ir_loc loc, oloc;     /* the state tuple's, the output tuple's (out of memory) */
+} tk_pair;
+
+typedef struct tk_op {
+    uint8_t op, d, a, b;
+    int32_t j;
+    union {
+        stc_value k; /* TK_LOADK: the IR's literal (borrowed); the *_IK ops: k.as.i */
+        const tk_lett *lett;
+        const tk_case *cas;
+        const tk_pair *pair;
+    } u;
+} tk_op;
 
 struct eval_tk {
-    const tk_node *body;
+    const tk_op *code;
     int ninputs;
     stc_tag in_tag[TK_MAX_IN];
     int state_slot;
@@ -78,75 +105,6 @@ struct eval_tk {
 };
 
 /* ---- Running --------------------------------------------------------------- */
-
-static stc_value tk_val(const tk_node *x, const stc_value *s);
-
-static inline int64_t tk_int(const tk_node *x, const stc_value *s)
-{
-    return x->op == TK_VAR ? s[x->slot].as.i : x->op == TK_LIT ? x->lit.as.i : tk_val(x, s).as.i;
-}
-
-static inline double tk_float(const tk_node *x, const stc_value *s)
-{
-    return x->op == TK_VAR ? s[x->slot].as.f : x->op == TK_LIT ? x->lit.as.f : tk_val(x, s).as.f;
-}
-
-static inline bool tk_bool(const tk_node *x, const stc_value *s)
-{
-    return x->op == TK_VAR ? s[x->slot].as.b : tk_val(x, s).as.b;
-}
-
-/* The operators' meaning is eval_arith's and eval_compare's (operators.c)
- * on the tags the compiler proved: ints wrap, floats are IEEE. */
-static stc_value tk_val(const tk_node *x, const stc_value *s)
-{
-    switch (x->op) {
-    case TK_VAR: return s[x->slot];
-    case TK_LIT: return x->lit;
-    case TK_ADD_I: return eval_int((int64_t)((uint64_t)tk_int(x->a, s) + (uint64_t)tk_int(x->b, s)));
-    case TK_SUB_I: return eval_int((int64_t)((uint64_t)tk_int(x->a, s) - (uint64_t)tk_int(x->b, s)));
-    case TK_MUL_I: return eval_int((int64_t)((uint64_t)tk_int(x->a, s) * (uint64_t)tk_int(x->b, s)));
-    case TK_DIV_I: return eval_int(tk_int(x->a, s) / x->b->lit.as.i);
-    case TK_MOD_I: return eval_int(tk_int(x->a, s) % x->b->lit.as.i);
-    case TK_EQ_I: return eval_bool(tk_int(x->a, s) == tk_int(x->b, s));
-    case TK_NE_I: return eval_bool(tk_int(x->a, s) != tk_int(x->b, s));
-    case TK_LT_I: return eval_bool(tk_int(x->a, s) < tk_int(x->b, s));
-    case TK_LE_I: return eval_bool(tk_int(x->a, s) <= tk_int(x->b, s));
-    case TK_GT_I: return eval_bool(tk_int(x->a, s) > tk_int(x->b, s));
-    case TK_GE_I: return eval_bool(tk_int(x->a, s) >= tk_int(x->b, s));
-    case TK_ADD_F: return eval_float(tk_float(x->a, s) + tk_float(x->b, s));
-    case TK_SUB_F: return eval_float(tk_float(x->a, s) - tk_float(x->b, s));
-    case TK_MUL_F: return eval_float(tk_float(x->a, s) * tk_float(x->b, s));
-    case TK_DIV_F: return eval_float(tk_float(x->a, s) / tk_float(x->b, s));
-    case TK_MOD_F: return eval_float(fmod(tk_float(x->a, s), tk_float(x->b, s)));
-    case TK_LT_F: return eval_bool(tk_float(x->a, s) < tk_float(x->b, s));
-    case TK_LE_F: return eval_bool(tk_float(x->a, s) <= tk_float(x->b, s));
-    case TK_GT_F: return eval_bool(tk_float(x->a, s) > tk_float(x->b, s));
-    case TK_GE_F: return eval_bool(tk_float(x->a, s) >= tk_float(x->b, s));
-    case TK_EQ_S:
-    case TK_NE_S: {
-        const val_str *p = val_as_str(tk_val(x->a, s)), *q = val_as_str(tk_val(x->b, s));
-        bool eq = p == q || (p->len == q->len && memcmp(p->data, q->data, p->len) == 0);
-        return eval_bool(eq == (x->op == TK_EQ_S));
-    }
-    case TK_EQ_B: return eval_bool(tk_bool(x->a, s) == tk_bool(x->b, s));
-    case TK_NE_B: return eval_bool(tk_bool(x->a, s) != tk_bool(x->b, s));
-    case TK_AND: return tk_bool(x->a, s) ? tk_val(x->b, s) : eval_bool(false);
-    case TK_OR: return tk_bool(x->a, s) ? eval_bool(true) : tk_val(x->b, s);
-    case TK_NOT: return eval_bool(!tk_bool(x->a, s));
-    case TK_NEG_I: return eval_int((int64_t)(0 - (uint64_t)tk_int(x->a, s)));
-    case TK_NEG_F: return eval_float(-tk_float(x->a, s));
-    default: /* TK_IF */ return tk_bool(x->a, s) ? tk_val(x->b, s) : tk_val(x->c, s);
-    }
-}
-
-/* A value to keep (an output, a state item, a binder's): variables and
- * literals without the call. */
-static inline stc_value tk_keep(const tk_node *x, const stc_value *s)
-{
-    stc_value v = x->op == TK_VAR ? s[x->slot] : x->op == TK_LIT ? x->lit : tk_val(x, s);
-    return x->heap ? val_retain(v) : v;
-}
 
 /* The frame's values that need a release: its str slots, and the state's
  * slot (unit once its block was reused). */
@@ -178,9 +136,15 @@ static inline bool tk_far(const eval_ctx *cx)
     return base && (pos < base ? base - pos : pos - base) > EVAL_SEGMENT_BYTES / 2;
 }
 
+/* A pair's item to keep: a register's value, a str retained. */
+static inline stc_value tk_item_keep(tk_item it, const stc_value *s)
+{
+    return it.heap ? val_retain(s[it.reg]) : s[it.reg];
+}
+
 int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval_tk *k, stc_value *out)
 {
-    stc_value s[TK_MAX_SLOTS]; /* the function's frame: written in order, scalars never released */
+    stc_value s[TK_MAX_REGS]; /* the function's frame, then temporaries: written in order, scalars never released */
     int t = e->u.call.callee.index;
     for (int i = 0; i < k->ninputs; i++) {
         int rc = eval_quick(cx, e->u.call.args[i], fr, &s[i]);
@@ -210,17 +174,59 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
     s[k->state_slot] = st;
     for (int i = 0; i < k->nbind; i++) s[k->bind[i]] = (stc_value){.tag = STC_T_UNIT};
     bool moved = false;
-    const tk_node *x = k->body;
-    for (;;) {
-        switch (x->op) {
-        case TK_LET: {
-            stc_value v = tk_keep(x->a, s);
-            if (x->slot >= 0) s[x->slot] = v;
-            else val_release(v);
-            x = x->b;
+    const tk_op *code = k->code, *o = code;
+    for (;; o++) {
+        stc_value *d = &s[o->d], *a = &s[o->a], *b = &s[o->b];
+        switch (o->op) {
+        case TK_LOADK: *d = o->u.k; continue;
+        case TK_MOV: *d = *a; continue;
+        case TK_KEEP: *d = o->b ? val_retain(*a) : *a; continue;
+        case TK_ADD_I: *d = eval_int((int64_t)((uint64_t)a->as.i + (uint64_t)b->as.i)); continue;
+        case TK_SUB_I: *d = eval_int((int64_t)((uint64_t)a->as.i - (uint64_t)b->as.i)); continue;
+        case TK_MUL_I: *d = eval_int((int64_t)((uint64_t)a->as.i * (uint64_t)b->as.i)); continue;
+        case TK_EQ_I: *d = eval_bool(a->as.i == b->as.i); continue;
+        case TK_NE_I: *d = eval_bool(a->as.i != b->as.i); continue;
+        case TK_LT_I: *d = eval_bool(a->as.i < b->as.i); continue;
+        case TK_LE_I: *d = eval_bool(a->as.i <= b->as.i); continue;
+        case TK_GT_I: *d = eval_bool(a->as.i > b->as.i); continue;
+        case TK_GE_I: *d = eval_bool(a->as.i >= b->as.i); continue;
+        case TK_ADD_IK: *d = eval_int((int64_t)((uint64_t)a->as.i + (uint64_t)o->u.k.as.i)); continue;
+        case TK_SUB_IK: *d = eval_int((int64_t)((uint64_t)a->as.i - (uint64_t)o->u.k.as.i)); continue;
+        case TK_MUL_IK: *d = eval_int((int64_t)((uint64_t)a->as.i * (uint64_t)o->u.k.as.i)); continue;
+        case TK_EQ_IK: *d = eval_bool(a->as.i == o->u.k.as.i); continue;
+        case TK_NE_IK: *d = eval_bool(a->as.i != o->u.k.as.i); continue;
+        case TK_LT_IK: *d = eval_bool(a->as.i < o->u.k.as.i); continue;
+        case TK_LE_IK: *d = eval_bool(a->as.i <= o->u.k.as.i); continue;
+        case TK_GT_IK: *d = eval_bool(a->as.i > o->u.k.as.i); continue;
+        case TK_GE_IK: *d = eval_bool(a->as.i >= o->u.k.as.i); continue;
+        case TK_DIV_IK: *d = eval_int(a->as.i / o->u.k.as.i); continue;
+        case TK_MOD_IK: *d = eval_int(a->as.i % o->u.k.as.i); continue;
+        case TK_ADD_F: *d = eval_float(a->as.f + b->as.f); continue;
+        case TK_SUB_F: *d = eval_float(a->as.f - b->as.f); continue;
+        case TK_MUL_F: *d = eval_float(a->as.f * b->as.f); continue;
+        case TK_DIV_F: *d = eval_float(a->as.f / b->as.f); continue;
+        case TK_MOD_F: *d = eval_float(fmod(a->as.f, b->as.f)); continue;
+        case TK_LT_F: *d = eval_bool(a->as.f < b->as.f); continue;
+        case TK_LE_F: *d = eval_bool(a->as.f <= b->as.f); continue;
+        case TK_GT_F: *d = eval_bool(a->as.f > b->as.f); continue;
+        case TK_GE_F: *d = eval_bool(a->as.f >= b->as.f); continue;
+        case TK_EQ_S:
+        case TK_NE_S: {
+            const val_str *p = val_as_str(*a), *q = val_as_str(*b);
+            bool eq = p == q || (p->len == q->len && memcmp(p->data, q->data, p->len) == 0);
+            *d = eval_bool(eq == (o->op == TK_EQ_S));
             continue;
         }
+        case TK_EQ_B: *d = eval_bool(a->as.b == b->as.b); continue;
+        case TK_NE_B: *d = eval_bool(a->as.b != b->as.b); continue;
+        case TK_NOT: *d = eval_bool(!a->as.b); continue;
+        case TK_NEG_I: *d = eval_int((int64_t)(0 - (uint64_t)a->as.i)); continue;
+        case TK_NEG_F: *d = eval_float(-a->as.f); continue;
+        case TK_JF: if (!a->as.b) o = code + o->j - 1; continue;
+        case TK_JT: if (a->as.b) o = code + o->j - 1; continue;
+        case TK_JMP: o = code + o->j - 1; continue;
         case TK_LETT: {
+            const tk_lett *x = o->u.lett;
             stc_value *items = val_seq_items(s[k->state_slot]);
             if (x->move && eval_unique(s[k->state_slot])) {
                 /* as eval_let_enter's move; the items left in the block
@@ -235,30 +241,31 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
                 for (int i = 0; i < x->n; i++)
                     if (x->slots[i] >= 0) s[x->slots[i]] = val_retain(items[i]);
             }
-            x = x->b;
             continue;
         }
-        case TK_BRANCH: x = tk_bool(x->a, s) ? x->b : x->c; continue;
         case TK_CASE: {
-            int64_t v = tk_int(x->a, s);
+            const tk_case *x = o->u.cas;
+            int64_t v = a->as.i;
             int i = 0;
             while (i < x->n && x->keys[i] != v) i++;
             if (i == x->n && x->slot >= 0) s[x->slot] = eval_int(v);
-            x = x->items[i];
+            o = code + x->to[i] - 1;
             continue;
         }
         default: break; /* TK_PAIR */
         }
         break;
     }
-    stc_value o, next;
+    const tk_pair *x = o->u.pair;
+    stc_value ov, next;
     if (x->on) { /* first, as the pair's first item */
-        o = val_seq_new_unset(STC_T_TUPLE, (size_t)x->on);
-        if (o.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->oloc, o);
-        stc_value *items = val_seq_items(o);
-        for (int i = 0; i < x->on; i++) items[i] = tk_keep(x->oitems[i], s);
+        ov = val_seq_new_unset(STC_T_TUPLE, (size_t)x->on);
+        if (ov.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->oloc, ov);
+        stc_value *items = val_seq_items(ov);
+        for (int i = 0; i < x->on; i++) items[i] = tk_item_keep(x->oitems[i], s);
     } else {
-        o = tk_keep(x->a, s);
+        ov = x->oreg < 0 ? x->olit : s[x->oreg];
+        if (x->oheap) ov = val_retain(ov);
     }
     if (x->n) {
         if (moved) { /* the old block, held by the slot alone, its items moved out */
@@ -266,14 +273,14 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
             s[k->state_slot] = (stc_value){.tag = STC_T_UNIT};
         } else {
             next = val_seq_new_unset(STC_T_TUPLE, (size_t)x->n);
-            if (next.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->loc, o);
+            if (next.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->loc, ov);
         }
         stc_value *items = val_seq_items(next);
-        for (int i = 0; i < x->n; i++) items[i] = tk_keep(x->items[i], s);
+        for (int i = 0; i < x->n; i++) items[i] = tk_item_keep(x->items[i], s);
         ts->value = next; /* was unit since the state moved in: nothing to compare or drop */
-        *out = o;
+        *out = ov;
     } else {
-        eval_thread_store(cx, t, o, tk_keep(x->b, s), out);
+        eval_thread_store(cx, t, ov, tk_item_keep(x->st, s), out);
     }
     tk_release(k, s);
     return 0;
@@ -290,18 +297,9 @@ typedef struct tk_comp {
     stc_tag *stag;  /* per slot: the tag of its value once bound (0: none, or the tuple state) */
     int *bind;      /* str binders */
     int nbind;
+    tk_op *code;    /* TK_MAX_OPS */
+    int n, top;     /* ops so far; the first free temporary */
 } tk_comp;
-
-static tk_node *tk_new(tk_comp *c, int op)
-{
-    tk_node *x = stc__arena_alloc(c->p->arena, sizeof *x);
-    if (x) {
-        memset(x, 0, sizeof *x);
-        x->op = (uint8_t)op;
-        x->slot = -1;
-    }
-    return x;
-}
 
 static stc_tag tk_type_tag(ir_type *ty)
 {
@@ -332,193 +330,254 @@ static int tk_binder(tk_comp *c, const ir_var *v, stc_tag g)
     return v->slot;
 }
 
-static const tk_node *tk_expr(tk_comp *c, const ir_expr *e, int height, stc_tag *tag);
-
-static tk_node *tk_binop(tk_comp *c, const ir_expr *e, int height, stc_tag *tag)
+/* Appends an op; its index, or -1 when the code is full. */
+static int tk_emit(tk_comp *c, int op, int d, int a, int b)
 {
-    stc_tag ga, gb;
-    const tk_node *a = tk_expr(c, e->a, height + 1, &ga);
-    const tk_node *b = a ? tk_expr(c, e->b, height + 1, &gb) : NULL;
-    if (!b || ga != gb) return NULL;
-    ir_binop op = e->u.binop;
-    int k = -1;
-    *tag = STC_T_BOOL;
-    if (op == OP_AND || op == OP_OR) {
-        if (ga == STC_T_BOOL) k = op == OP_AND ? TK_AND : TK_OR;
-    } else if (ga == STC_T_INT) {
-        if (op >= OP_ADD) *tag = STC_T_INT;
-        bool lit_div = e->b->kind == IR_LIT && e->b->u.lit.as.i != 0 && e->b->u.lit.as.i != -1;
-        switch (op) {
-        case OP_ADD: k = TK_ADD_I; break;
-        case OP_SUB: k = TK_SUB_I; break;
-        case OP_MUL: k = TK_MUL_I; break;
-        case OP_DIV: k = lit_div ? TK_DIV_I : -1; break; /* else it may fail */
-        case OP_MOD: k = lit_div ? TK_MOD_I : -1; break;
-        default: k = TK_EQ_I + (int)(op - OP_EQ); break;
-        }
-    } else if (ga == STC_T_FLOAT) {
-        if (op >= OP_ADD) {
-            *tag = STC_T_FLOAT;
-            k = TK_ADD_F + (int)(op - OP_ADD);
-        } else if (op >= OP_LT) {
-            k = TK_LT_F + (int)(op - OP_LT); /* not == != (stc_value_equal's meaning) */
-        }
-    } else if (ga == STC_T_STR || ga == STC_T_BOOL) {
-        if (op == OP_EQ || op == OP_NE)
-            k = ga == STC_T_STR ? (op == OP_EQ ? TK_EQ_S : TK_NE_S) : (op == OP_EQ ? TK_EQ_B : TK_NE_B);
-    }
-    if (k < 0) return NULL;
-    tk_node *x = tk_new(c, k);
-    if (x) {
-        x->a = a;
-        x->b = b;
-    }
-    return x;
+    if (c->n >= TK_MAX_OPS) return -1;
+    c->code[c->n] = (tk_op){.op = (uint8_t)op, .d = (uint8_t)d, .a = (uint8_t)a, .b = (uint8_t)b};
+    return c->n++;
 }
 
-static const tk_node *tk_expr(tk_comp *c, const ir_expr *e, int height, stc_tag *tag)
+/* A temporary register, or -1 when there is none left. */
+static int tk_temp(tk_comp *c)
 {
-    if (height > TK_MAX_HEIGHT) return NULL;
-    tk_node *x = NULL;
+    return c->top < TK_MAX_REGS ? c->top++ : -1;
+}
+
+/* The op of binop e on operands of tag g (b the immediate when imm), or
+ * -1 when it may fail or is not compiled; *tag its result's. */
+static int tk_binop_op(const ir_expr *e, stc_tag g, bool imm, stc_tag *tag)
+{
+    ir_binop op = e->u.binop;
+    *tag = STC_T_BOOL;
+    if (g == STC_T_INT) {
+        if (op >= OP_ADD) *tag = STC_T_INT;
+        int base = imm ? TK_ADD_IK : TK_ADD_I;
+        switch (op) {
+        case OP_ADD: return base;
+        case OP_SUB: return base + 1;
+        case OP_MUL: return base + 2;
+        case OP_DIV: return imm ? TK_DIV_IK : -1; /* else it may fail */
+        case OP_MOD: return imm ? TK_MOD_IK : -1;
+        default: return base + 3 + (int)(op - OP_EQ);
+        }
+    }
+    if (imm) return -1;
+    if (g == STC_T_FLOAT) {
+        if (op >= OP_ADD) {
+            *tag = STC_T_FLOAT;
+            return TK_ADD_F + (int)(op - OP_ADD);
+        }
+        return op >= OP_LT ? TK_LT_F + (int)(op - OP_LT) : -1; /* not == != (stc_value_equal's meaning) */
+    }
+    if ((g == STC_T_STR || g == STC_T_BOOL) && (op == OP_EQ || op == OP_NE))
+        return g == STC_T_STR ? (op == OP_EQ ? TK_EQ_S : TK_NE_S) : (op == OP_EQ ? TK_EQ_B : TK_NE_B);
+    return -1;
+}
+
+/* Register r's value into d (a temporary; -1: leave it in r). */
+static int tk_into(tk_comp *c, int d, int r)
+{
+    if (d < 0 || d == r) return r;
+    return tk_emit(c, TK_MOV, d, r, 0) < 0 ? -1 : d;
+}
+
+/* Code for expression e: the register its value is in (a variable's
+ * slot, or want, or a new temporary when want is -1; the temporaries
+ * below it stay held), or -1 when e is not compiled. */
+static int tk_reg(tk_comp *c, const ir_expr *e, int want, int height, stc_tag *tag)
+{
+    if (height > TK_MAX_HEIGHT) return -1;
+    int save = c->top, d, i;
+    stc_tag ga, gb, g;
     switch (e->kind) {
     case IR_VAR: {
         int sl = e->u.var->slot;
-        if (sl < 0 || sl >= c->fn->nslots || !c->stag[sl]) return NULL; /* the tuple state */
+        if (sl < 0 || sl >= c->fn->nslots || !c->stag[sl]) return -1; /* the tuple state */
         *tag = c->stag[sl];
-        if ((x = tk_new(c, TK_VAR))) x->slot = sl;
-        break;
+        return tk_into(c, want, sl);
     }
     case IR_LIT:
-        if (!tk_scalar_tag(e->u.lit.tag)) return NULL;
+        if (!tk_scalar_tag(e->u.lit.tag)) return -1;
         *tag = e->u.lit.tag;
-        if ((x = tk_new(c, TK_LIT))) x->lit = e->u.lit;
-        break;
-    case IR_BINOP: x = tk_binop(c, e, height, tag); break;
+        d = want >= 0 ? want : tk_temp(c);
+        if (d < 0 || (i = tk_emit(c, TK_LOADK, d, 0, 0)) < 0) return -1;
+        c->code[i].u.k = e->u.lit;
+        return d;
+    case IR_BINOP: {
+        ir_binop op = e->u.binop;
+        if (op == OP_AND || op == OP_OR) { /* a into d; b into d unless a decides */
+            d = want >= 0 ? want : tk_temp(c);
+            if (d < 0 || tk_reg(c, e->a, d, height + 1, &ga) < 0 || ga != STC_T_BOOL) return -1;
+            int jmp = tk_emit(c, op == OP_AND ? TK_JF : TK_JT, 0, d, 0);
+            if (jmp < 0 || tk_reg(c, e->b, d, height + 1, &gb) < 0 || gb != STC_T_BOOL) return -1;
+            c->code[jmp].j = c->n;
+            c->top = d >= save ? d + 1 : save;
+            *tag = STC_T_BOOL;
+            return d;
+        }
+        int a = tk_reg(c, e->a, -1, height + 1, &ga), b = 0;
+        if (a < 0) return -1;
+        bool divides = op == OP_DIV || op == OP_MOD;
+        bool imm = ga == STC_T_INT && e->b->kind == IR_LIT && e->b->u.lit.tag == STC_T_INT &&
+                   (!divides || (e->b->u.lit.as.i != 0 && e->b->u.lit.as.i != -1));
+        if (!imm && ((b = tk_reg(c, e->b, -1, height + 1, &gb)) < 0 || gb != ga)) return -1;
+        int k = tk_binop_op(e, ga, imm, tag);
+        c->top = save; /* the operands are read before d is written */
+        d = want >= 0 ? want : tk_temp(c);
+        if (k < 0 || d < 0 || (i = tk_emit(c, k, d, a, b)) < 0) return -1;
+        if (imm) c->code[i].u.k = e->b->u.lit;
+        return d;
+    }
     case IR_UNOP: {
-        stc_tag g;
-        const tk_node *a = tk_expr(c, e->a, height + 1, &g);
-        int k = !a ? -1
+        int a = tk_reg(c, e->a, -1, height + 1, &g);
+        int k = a < 0 ? -1
                 : e->u.unop == OP_NOT ? (g == STC_T_BOOL ? TK_NOT : -1)
                 : g == STC_T_INT ? TK_NEG_I
                 : g == STC_T_FLOAT ? TK_NEG_F : -1;
-        if (k < 0) return NULL;
+        c->top = save;
+        d = want >= 0 ? want : tk_temp(c);
+        if (k < 0 || d < 0 || tk_emit(c, k, d, a, 0) < 0) return -1;
         *tag = g;
-        if ((x = tk_new(c, k))) x->a = a;
-        break;
+        return d;
     }
-    case IR_IF: {
-        stc_tag g0, g1, g2;
-        const tk_node *a = tk_expr(c, e->a, height + 1, &g0);
-        const tk_node *b = a ? tk_expr(c, e->b, height + 1, &g1) : NULL;
-        const tk_node *d = b ? tk_expr(c, e->c, height + 1, &g2) : NULL;
-        if (!d || g0 != STC_T_BOOL || g1 != g2) return NULL;
-        *tag = g1;
-        if ((x = tk_new(c, TK_IF))) {
-            x->a = a;
-            x->b = b;
-            x->c = d;
-        }
-        break;
+    case IR_IF: { /* the condition, then either branch into d */
+        int r = tk_reg(c, e->a, -1, height + 1, &g);
+        c->top = save;
+        d = want >= 0 ? want : tk_temp(c);
+        int jf = r < 0 || d < 0 || g != STC_T_BOOL ? -1 : tk_emit(c, TK_JF, 0, r, 0);
+        if (jf < 0 || tk_reg(c, e->b, d, height + 1, &ga) < 0) return -1;
+        int jmp = tk_emit(c, TK_JMP, 0, 0, 0);
+        if (jmp < 0) return -1;
+        c->code[jf].j = c->n;
+        if (tk_reg(c, e->c, d, height + 1, &gb) < 0 || ga != gb) return -1;
+        c->code[jmp].j = c->n;
+        c->top = d >= save ? d + 1 : save;
+        *tag = ga;
+        return d;
     }
-    default: return NULL;
+    default: return -1;
     }
-    if (x) x->heap = *tag == STC_T_STR;
-    return x;
 }
 
-/* Tuple e's items, of the tags want[i] (NULL: any). */
-static const tk_node **tk_items(tk_comp *c, const ir_expr *e, const stc_tag *want)
+/* Tuple e's items into registers, held (*out, n items), of the tags
+ * want[i] (NULL: any). */
+static const tk_item *tk_items(tk_comp *c, const ir_expr *e, const stc_tag *want)
 {
     int n = e->u.agg.nitems;
-    const tk_node **items = n <= TK_MAX_ITEMS ? stc__arena_alloc(c->p->arena, (size_t)n * sizeof *items) : NULL;
+    tk_item *items = n <= TK_MAX_ITEMS ? stc__arena_alloc(c->p->arena, (size_t)n * sizeof *items) : NULL;
     stc_tag g;
-    for (int i = 0; items && i < n; i++)
-        if (!(items[i] = tk_expr(c, e->u.agg.items[i], 0, &g)) || (want && g != want[i])) return NULL;
+    for (int i = 0; items && i < n; i++) {
+        int r = tk_reg(c, e->u.agg.items[i], -1, 0, &g);
+        if (r < 0 || (want && g != want[i])) return NULL;
+        items[i] = (tk_item){(uint8_t)r, g == STC_T_STR};
+    }
     return items;
 }
 
-static const tk_node *tk_body(tk_comp *c, const ir_expr *e, int height)
+/* The pair e: its output's and its state's code, then TK_PAIR. */
+static bool tk_pair_code(tk_comp *c, const ir_expr *e)
 {
-    if (height > IR_MAX_DEPTH) return NULL;
     eval_tk *k = c->k;
-    tk_node *x;
+    tk_pair *x = stc__arena_alloc(c->p->arena, sizeof *x);
+    if (!x || e->u.agg.nitems != 2) return false;
+    memset(x, 0, sizeof *x);
+    const ir_expr *oe = e->u.agg.items[0], *se = e->u.agg.items[1];
     stc_tag g;
+    if (oe->kind == IR_TUPLE) { /* a tuple of scalars: built here */
+        if (!(x->oitems = tk_items(c, oe, NULL))) return false;
+        x->on = oe->u.agg.nitems;
+        x->oloc = oe->loc;
+    } else if (oe->kind == IR_LIT) {
+        if (!tk_scalar_tag(oe->u.lit.tag)) return false;
+        x->oreg = -1;
+        x->olit = oe->u.lit;
+        x->oheap = oe->u.lit.tag == STC_T_STR;
+    } else {
+        if ((x->oreg = tk_reg(c, oe, -1, 0, &g)) < 0) return false;
+        x->oheap = g == STC_T_STR;
+    }
+    if (!k->nstate) {
+        int r = tk_reg(c, se, -1, 0, &g);
+        if (r < 0 || g != k->st_tag[0]) return false;
+        x->st = (tk_item){(uint8_t)r, g == STC_T_STR};
+    } else {
+        if (se->kind != IR_TUPLE || se->u.agg.nitems != k->nstate) return false;
+        if (!(x->items = tk_items(c, se, k->st_tag))) return false;
+        x->n = k->nstate;
+        x->loc = se->loc;
+    }
+    int i = tk_emit(c, TK_PAIR, 0, 0, 0);
+    if (i < 0) return false;
+    c->code[i].u.pair = x;
+    return true;
+}
+
+/* Body e's code, down to its pairs. */
+static bool tk_body(tk_comp *c, const ir_expr *e, int height)
+{
+    if (height > IR_MAX_DEPTH) return false;
+    eval_tk *k = c->k;
+    c->top = c->fn->nslots; /* no temporary lives across the body's steps */
+    stc_tag g;
+    int i;
     switch (e->kind) {
     case IR_LET: {
-        if (e->u.let.nbinders > 1) return NULL;
-        const tk_node *a = tk_expr(c, e->a, 0, &g);
-        if (!a || !(x = tk_new(c, TK_LET))) return NULL;
-        x->a = a;
-        x->slot = tk_binder(c, e->u.let.nbinders ? e->u.let.binders[0] : NULL, g);
-        if (x->slot == -2 || !(x->b = tk_body(c, e->b, height + 1))) return NULL;
-        return x;
+        if (e->u.let.nbinders > 1) return false;
+        int n0 = c->n, r = tk_reg(c, e->a, -1, 0, &g);
+        int slot = r < 0 ? -2 : tk_binder(c, e->u.let.nbinders ? e->u.let.binders[0] : NULL, g);
+        if (slot == -2) return false;
+        if (slot < 0) c->n = n0; /* a value nobody reads, which cannot fail: not computed */
+        else if (tk_emit(c, TK_KEEP, slot, r, g == STC_T_STR) < 0) return false;
+        return tk_body(c, e->b, height + 1);
     }
     case IR_LETTUPLE: {
         int n = e->u.let.nbinders;
-        if (e->a->kind != IR_VAR || e->a->u.var->slot != k->state_slot || n != k->nstate) return NULL;
+        if (e->a->kind != IR_VAR || e->a->u.var->slot != k->state_slot || n != k->nstate) return false;
         int *slots = stc__arena_alloc(c->p->arena, (size_t)n * sizeof *slots);
-        if (!slots || !(x = tk_new(c, TK_LETT))) return NULL;
-        for (int i = 0; i < n; i++)
-            if ((slots[i] = tk_binder(c, e->u.let.binders[i], k->st_tag[i])) == -2) return NULL;
-        x->n = n;
-        x->slots = slots;
-        x->move = e->xop == EVAL_X_LET_MOVE;
-        if (!(x->b = tk_body(c, e->b, height + 1))) return NULL;
-        return x;
+        tk_lett *x = stc__arena_alloc(c->p->arena, sizeof *x);
+        if (!slots || !x || (i = tk_emit(c, TK_LETT, 0, 0, 0)) < 0) return false;
+        for (int j = 0; j < n; j++)
+            if ((slots[j] = tk_binder(c, e->u.let.binders[j], k->st_tag[j])) == -2) return false;
+        *x = (tk_lett){n, e->xop == EVAL_X_LET_MOVE, slots};
+        c->code[i].u.lett = x;
+        return tk_body(c, e->b, height + 1);
     }
     case IR_IF: {
-        const tk_node *a = tk_expr(c, e->a, 0, &g);
-        if (!a || g != STC_T_BOOL || !(x = tk_new(c, TK_BRANCH))) return NULL;
-        x->a = a;
-        if (!(x->b = tk_body(c, e->b, height + 1)) || !(x->c = tk_body(c, e->c, height + 1))) return NULL;
-        return x;
+        int r = tk_reg(c, e->a, -1, 0, &g);
+        int jf = r < 0 || g != STC_T_BOOL ? -1 : tk_emit(c, TK_JF, 0, r, 0);
+        if (jf < 0 || !tk_body(c, e->b, height + 1)) return false;
+        c->code[jf].j = c->n;
+        return tk_body(c, e->c, height + 1);
     }
     case IR_CASE: {
         int n = e->u.cas.nalts;
-        const tk_node *a = tk_expr(c, e->a, 0, &g);
+        int r = tk_reg(c, e->a, -1, 0, &g);
         int64_t *keys = stc__arena_alloc(c->p->arena, (size_t)n * sizeof *keys);
-        const tk_node **alts = stc__arena_alloc(c->p->arena, (size_t)n * sizeof *alts);
-        if (!a || g != STC_T_INT || !keys || !alts || !(x = tk_new(c, TK_CASE))) return NULL;
-        x->a = a;
-        x->keys = keys;
-        x->items = alts;
-        for (int i = 0; i < n; i++) { /* literals up to the first catch-all, which must come */
-            const ir_alt *alt = &e->u.cas.alts[i];
+        int32_t *to = stc__arena_alloc(c->p->arena, (size_t)n * sizeof *to);
+        tk_case *x = stc__arena_alloc(c->p->arena, sizeof *x);
+        if (r < 0 || g != STC_T_INT || !keys || !to || !x || (i = tk_emit(c, TK_CASE, 0, r, 0)) < 0)
+            return false;
+        *x = (tk_case){0, -1, keys, to};
+        c->code[i].u.cas = x;
+        for (int j = 0; j < n; j++) { /* literals up to the first catch-all, which must come */
+            const ir_alt *alt = &e->u.cas.alts[j];
+            to[j] = c->n;
             if (alt->pat == PAT_LIT && alt->lit.tag == STC_T_INT) {
-                keys[i] = alt->lit.as.i;
-                if (!(alts[i] = tk_body(c, alt->body, height + 1))) return NULL;
+                keys[j] = alt->lit.as.i;
+                if (!tk_body(c, alt->body, height + 1)) return false;
                 continue;
             }
             if (alt->pat == PAT_VAR) x->slot = tk_binder(c, alt->nvars ? alt->vars[0] : NULL, STC_T_INT);
-            else if (alt->pat != PAT_WILD) return NULL;
-            if (x->slot == -2 || !(alts[i] = tk_body(c, alt->body, height + 1))) return NULL;
-            x->n = i;
-            return x;
+            else if (alt->pat != PAT_WILD) return false;
+            if (x->slot == -2 || !tk_body(c, alt->body, height + 1)) return false;
+            x->n = j;
+            return true;
         }
-        return NULL;
+        return false;
     }
-    case IR_TUPLE: {
-        if (e->u.agg.nitems != 2 || !(x = tk_new(c, TK_PAIR))) return NULL;
-        const ir_expr *oe = e->u.agg.items[0];
-        if (oe->kind == IR_TUPLE) { /* a tuple of scalars: built here */
-            if (!(x->oitems = tk_items(c, oe, NULL))) return NULL;
-            x->on = oe->u.agg.nitems;
-            x->oloc = oe->loc;
-        } else if (!(x->a = tk_expr(c, oe, 0, &g))) {
-            return NULL;
-        }
-        const ir_expr *se = e->u.agg.items[1];
-        if (!k->nstate) {
-            x->b = tk_expr(c, se, 0, &g);
-            return x->b && g == k->st_tag[0] ? x : NULL;
-        }
-        if (se->kind != IR_TUPLE || se->u.agg.nitems != k->nstate) return NULL;
-        if (!(x->items = tk_items(c, se, k->st_tag))) return NULL;
-        x->n = k->nstate;
-        x->loc = se->loc;
-        return x;
-    }
-    default: return NULL;
+    case IR_TUPLE: return tk_pair_code(c, e);
+    default: return false;
     }
 }
 
@@ -537,7 +596,7 @@ static const eval_tk *tk_compile(ir_program *p, const ir_thread *th)
     if (!k || !stag || !bind || !rel) return NULL;
     memset(k, 0, sizeof *k);
     memset(stag, 0, (size_t)fn->nslots * sizeof *stag);
-    tk_comp c = {p, fn, k, stag, bind, 0};
+    tk_comp c = {.p = p, .fn = fn, .k = k, .stag = stag, .bind = bind};
     /* the inputs' tags */
     k->ninputs = fn->nparams - 1;
     ir_type *in = th->in_type ? stc__ir_type_resolve(th->in_type) : NULL;
@@ -558,7 +617,13 @@ static const eval_tk *tk_compile(ir_program *p, const ir_thread *th)
     } else if (!(k->st_tag[0] = stag[k->state_slot] = tk_type_tag(sty))) {
         return NULL;
     }
-    if (!(k->body = tk_body(&c, fn->body, 0))) return NULL;
+    tk_op *buf = malloc(TK_MAX_OPS * sizeof *buf); /* the code, copied to the arena once whole */
+    c.code = buf;
+    bool ok = buf && tk_body(&c, fn->body, 0);
+    tk_op *code = ok ? stc__arena_alloc(p->arena, (size_t)c.n * sizeof *code) : NULL;
+    if (code) memcpy(code, buf, (size_t)c.n * sizeof *code);
+    free(buf);
+    if (!(k->code = code)) return NULL;
     k->nbind = c.nbind;
     k->bind = bind;
     for (int i = 0; i < k->ninputs; i++) /* the state's slot is released apart */
