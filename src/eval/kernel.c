@@ -35,6 +35,7 @@ enum {
     TK_LT_F, TK_LE_F, TK_GT_F, TK_GE_F,
     TK_EQ_S, TK_NE_S, TK_EQ_B, TK_NE_B,
     TK_NOT, TK_NEG_I, TK_NEG_F,
+    TK_AND, TK_OR, TK_SEL, /* bools a and b; d = a ? b : register j */
     TK_JF, TK_JT, TK_JMP, /* to op j when bool a is false, true; always */
     /* The body's: the state's items into the binders; an int case (to the
      * op of the key a equals); the pair, which ends the call. */
@@ -175,55 +176,61 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
     for (int i = 0; i < k->nbind; i++) s[k->bind[i]] = (stc_value){.tag = STC_T_UNIT};
     bool moved = false;
     const tk_op *code = k->code, *o = code;
+/* an op's registers */
+#define D s[o->d]
+#define A s[o->a]
+#define B s[o->b]
     for (;; o++) {
-        stc_value *d = &s[o->d], *a = &s[o->a], *b = &s[o->b];
         switch (o->op) {
-        case TK_LOADK: *d = o->u.k; continue;
-        case TK_MOV: *d = *a; continue;
-        case TK_KEEP: *d = o->b ? val_retain(*a) : *a; continue;
-        case TK_ADD_I: *d = eval_int((int64_t)((uint64_t)a->as.i + (uint64_t)b->as.i)); continue;
-        case TK_SUB_I: *d = eval_int((int64_t)((uint64_t)a->as.i - (uint64_t)b->as.i)); continue;
-        case TK_MUL_I: *d = eval_int((int64_t)((uint64_t)a->as.i * (uint64_t)b->as.i)); continue;
-        case TK_EQ_I: *d = eval_bool(a->as.i == b->as.i); continue;
-        case TK_NE_I: *d = eval_bool(a->as.i != b->as.i); continue;
-        case TK_LT_I: *d = eval_bool(a->as.i < b->as.i); continue;
-        case TK_LE_I: *d = eval_bool(a->as.i <= b->as.i); continue;
-        case TK_GT_I: *d = eval_bool(a->as.i > b->as.i); continue;
-        case TK_GE_I: *d = eval_bool(a->as.i >= b->as.i); continue;
-        case TK_ADD_IK: *d = eval_int((int64_t)((uint64_t)a->as.i + (uint64_t)o->u.k.as.i)); continue;
-        case TK_SUB_IK: *d = eval_int((int64_t)((uint64_t)a->as.i - (uint64_t)o->u.k.as.i)); continue;
-        case TK_MUL_IK: *d = eval_int((int64_t)((uint64_t)a->as.i * (uint64_t)o->u.k.as.i)); continue;
-        case TK_EQ_IK: *d = eval_bool(a->as.i == o->u.k.as.i); continue;
-        case TK_NE_IK: *d = eval_bool(a->as.i != o->u.k.as.i); continue;
-        case TK_LT_IK: *d = eval_bool(a->as.i < o->u.k.as.i); continue;
-        case TK_LE_IK: *d = eval_bool(a->as.i <= o->u.k.as.i); continue;
-        case TK_GT_IK: *d = eval_bool(a->as.i > o->u.k.as.i); continue;
-        case TK_GE_IK: *d = eval_bool(a->as.i >= o->u.k.as.i); continue;
-        case TK_DIV_IK: *d = eval_int(a->as.i / o->u.k.as.i); continue;
-        case TK_MOD_IK: *d = eval_int(a->as.i % o->u.k.as.i); continue;
-        case TK_ADD_F: *d = eval_float(a->as.f + b->as.f); continue;
-        case TK_SUB_F: *d = eval_float(a->as.f - b->as.f); continue;
-        case TK_MUL_F: *d = eval_float(a->as.f * b->as.f); continue;
-        case TK_DIV_F: *d = eval_float(a->as.f / b->as.f); continue;
-        case TK_MOD_F: *d = eval_float(fmod(a->as.f, b->as.f)); continue;
-        case TK_LT_F: *d = eval_bool(a->as.f < b->as.f); continue;
-        case TK_LE_F: *d = eval_bool(a->as.f <= b->as.f); continue;
-        case TK_GT_F: *d = eval_bool(a->as.f > b->as.f); continue;
-        case TK_GE_F: *d = eval_bool(a->as.f >= b->as.f); continue;
+        case TK_LOADK: D = o->u.k; continue;
+        case TK_MOV: D = A; continue;
+        case TK_KEEP: D = o->b ? val_retain(A) : A; continue;
+        case TK_ADD_I: D = eval_int((int64_t)((uint64_t)A.as.i + (uint64_t)B.as.i)); continue;
+        case TK_SUB_I: D = eval_int((int64_t)((uint64_t)A.as.i - (uint64_t)B.as.i)); continue;
+        case TK_MUL_I: D = eval_int((int64_t)((uint64_t)A.as.i * (uint64_t)B.as.i)); continue;
+        case TK_EQ_I: D = eval_bool(A.as.i == B.as.i); continue;
+        case TK_NE_I: D = eval_bool(A.as.i != B.as.i); continue;
+        case TK_LT_I: D = eval_bool(A.as.i < B.as.i); continue;
+        case TK_LE_I: D = eval_bool(A.as.i <= B.as.i); continue;
+        case TK_GT_I: D = eval_bool(A.as.i > B.as.i); continue;
+        case TK_GE_I: D = eval_bool(A.as.i >= B.as.i); continue;
+        case TK_ADD_IK: D = eval_int((int64_t)((uint64_t)A.as.i + (uint64_t)o->u.k.as.i)); continue;
+        case TK_SUB_IK: D = eval_int((int64_t)((uint64_t)A.as.i - (uint64_t)o->u.k.as.i)); continue;
+        case TK_MUL_IK: D = eval_int((int64_t)((uint64_t)A.as.i * (uint64_t)o->u.k.as.i)); continue;
+        case TK_EQ_IK: D = eval_bool(A.as.i == o->u.k.as.i); continue;
+        case TK_NE_IK: D = eval_bool(A.as.i != o->u.k.as.i); continue;
+        case TK_LT_IK: D = eval_bool(A.as.i < o->u.k.as.i); continue;
+        case TK_LE_IK: D = eval_bool(A.as.i <= o->u.k.as.i); continue;
+        case TK_GT_IK: D = eval_bool(A.as.i > o->u.k.as.i); continue;
+        case TK_GE_IK: D = eval_bool(A.as.i >= o->u.k.as.i); continue;
+        case TK_DIV_IK: D = eval_int(A.as.i / o->u.k.as.i); continue;
+        case TK_MOD_IK: D = eval_int(A.as.i % o->u.k.as.i); continue;
+        case TK_ADD_F: D = eval_float(A.as.f + B.as.f); continue;
+        case TK_SUB_F: D = eval_float(A.as.f - B.as.f); continue;
+        case TK_MUL_F: D = eval_float(A.as.f * B.as.f); continue;
+        case TK_DIV_F: D = eval_float(A.as.f / B.as.f); continue;
+        case TK_MOD_F: D = eval_float(fmod(A.as.f, B.as.f)); continue;
+        case TK_LT_F: D = eval_bool(A.as.f < B.as.f); continue;
+        case TK_LE_F: D = eval_bool(A.as.f <= B.as.f); continue;
+        case TK_GT_F: D = eval_bool(A.as.f > B.as.f); continue;
+        case TK_GE_F: D = eval_bool(A.as.f >= B.as.f); continue;
         case TK_EQ_S:
         case TK_NE_S: {
-            const val_str *p = val_as_str(*a), *q = val_as_str(*b);
+            const val_str *p = val_as_str(A), *q = val_as_str(B);
             bool eq = p == q || (p->len == q->len && memcmp(p->data, q->data, p->len) == 0);
-            *d = eval_bool(eq == (o->op == TK_EQ_S));
+            D = eval_bool(eq == (o->op == TK_EQ_S));
             continue;
         }
-        case TK_EQ_B: *d = eval_bool(a->as.b == b->as.b); continue;
-        case TK_NE_B: *d = eval_bool(a->as.b != b->as.b); continue;
-        case TK_NOT: *d = eval_bool(!a->as.b); continue;
-        case TK_NEG_I: *d = eval_int((int64_t)(0 - (uint64_t)a->as.i)); continue;
-        case TK_NEG_F: *d = eval_float(-a->as.f); continue;
-        case TK_JF: if (!a->as.b) o = code + o->j - 1; continue;
-        case TK_JT: if (a->as.b) o = code + o->j - 1; continue;
+        case TK_EQ_B: D = eval_bool(A.as.b == B.as.b); continue;
+        case TK_NE_B: D = eval_bool(A.as.b != B.as.b); continue;
+        case TK_NOT: D = eval_bool(!A.as.b); continue;
+        case TK_NEG_I: D = eval_int((int64_t)(0 - (uint64_t)A.as.i)); continue;
+        case TK_NEG_F: D = eval_float(-A.as.f); continue;
+        case TK_AND: D = eval_bool(A.as.b && B.as.b); continue;
+        case TK_OR: D = eval_bool(A.as.b || B.as.b); continue;
+        case TK_SEL: D = A.as.b ? B : s[o->j]; continue;
+        case TK_JF: if (!A.as.b) o = code + o->j - 1; continue;
+        case TK_JT: if (A.as.b) o = code + o->j - 1; continue;
         case TK_JMP: o = code + o->j - 1; continue;
         case TK_LETT: {
             const tk_lett *x = o->u.lett;
@@ -245,7 +252,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
         }
         case TK_CASE: {
             const tk_case *x = o->u.cas;
-            int64_t v = a->as.i;
+            int64_t v = A.as.i;
             int i = 0;
             while (i < x->n && x->keys[i] != v) i++;
             if (i == x->n && x->slot >= 0) s[x->slot] = eval_int(v);
@@ -256,6 +263,9 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
         }
         break;
     }
+#undef D
+#undef A
+#undef B
     const tk_pair *x = o->u.pair;
     stc_value ov, next;
     if (x->on) { /* first, as the pair's first item */
@@ -382,6 +392,16 @@ static int tk_into(tk_comp *c, int d, int r)
     return tk_emit(c, TK_MOV, d, r, 0) < 0 ? -1 : d;
 }
 
+/* Whether e's code is at most one op (its operands variables, or an int
+ * literal b). */
+static bool tk_one_op(const ir_expr *e)
+{
+    if (e->kind == IR_VAR || e->kind == IR_LIT) return true;
+    if (e->kind == IR_UNOP) return e->a->kind == IR_VAR;
+    return e->kind == IR_BINOP && e->u.binop != OP_AND && e->u.binop != OP_OR && e->a->kind == IR_VAR &&
+           (e->b->kind == IR_VAR || (e->b->kind == IR_LIT && e->b->u.lit.tag == STC_T_INT));
+}
+
 /* Code for expression e: the register its value is in (a variable's
  * slot, or want, or a new temporary when want is -1; the temporaries
  * below it stay held), or -1 when e is not compiled. */
@@ -406,7 +426,20 @@ static int tk_reg(tk_comp *c, const ir_expr *e, int want, int height, stc_tag *t
         return d;
     case IR_BINOP: {
         ir_binop op = e->u.binop;
-        if (op == OP_AND || op == OP_OR) { /* a into d; b into d unless a decides */
+        if (op == OP_AND || op == OP_OR) {
+            /* b of at most one op: both, then d (nothing in b can fail
+             * or be seen); else a into d, then b into d unless a decides */
+            if (tk_one_op(e->b)) {
+                int a = tk_reg(c, e->a, -1, height + 1, &ga);
+                int b = a < 0 ? -1 : tk_reg(c, e->b, -1, height + 1, &gb);
+                c->top = save;
+                d = want >= 0 ? want : tk_temp(c);
+                if (b < 0 || ga != STC_T_BOOL || gb != STC_T_BOOL || d < 0 ||
+                    tk_emit(c, op == OP_AND ? TK_AND : TK_OR, d, a, b) < 0)
+                    return -1;
+                *tag = STC_T_BOOL;
+                return d;
+            }
             d = want >= 0 ? want : tk_temp(c);
             if (d < 0 || tk_reg(c, e->a, d, height + 1, &ga) < 0 || ga != STC_T_BOOL) return -1;
             int jmp = tk_emit(c, op == OP_AND ? TK_JF : TK_JT, 0, d, 0);
@@ -441,11 +474,25 @@ static int tk_reg(tk_comp *c, const ir_expr *e, int want, int height, stc_tag *t
         *tag = g;
         return d;
     }
-    case IR_IF: { /* the condition, then either branch into d */
+    case IR_IF: {
+        /* branches of at most one op each: both, then d = a ? b : c
+         * (nothing in them can fail or be seen); else the condition,
+         * then either branch into d */
         int r = tk_reg(c, e->a, -1, height + 1, &g);
+        if (r < 0 || g != STC_T_BOOL) return -1;
+        if (tk_one_op(e->b) && tk_one_op(e->c)) {
+            int rb = tk_reg(c, e->b, -1, height + 1, &ga);
+            int rc = rb < 0 ? -1 : tk_reg(c, e->c, -1, height + 1, &gb);
+            c->top = save;
+            d = want >= 0 ? want : tk_temp(c);
+            if (rc < 0 || ga != gb || d < 0 || (i = tk_emit(c, TK_SEL, d, r, rb)) < 0) return -1;
+            c->code[i].j = rc;
+            *tag = ga;
+            return d;
+        }
         c->top = save;
         d = want >= 0 ? want : tk_temp(c);
-        int jf = r < 0 || d < 0 || g != STC_T_BOOL ? -1 : tk_emit(c, TK_JF, 0, r, 0);
+        int jf = d < 0 ? -1 : tk_emit(c, TK_JF, 0, r, 0);
         if (jf < 0 || tk_reg(c, e->b, d, height + 1, &ga) < 0) return -1;
         int jmp = tk_emit(c, TK_JMP, 0, 0, 0);
         if (jmp < 0) return -1;
