@@ -53,10 +53,25 @@ enum {
 #define TK_MAX_OPS 512
 _Static_assert(TK_MAX_REGS <= 256, "a register is a uint8_t");
 
-typedef struct tk_lett {
+/* Copies dst[to] = src[from], a str retained when heap (any: one is). */
+typedef struct tk_copy {
+    uint8_t to, from;
+    bool heap;
+} tk_copy;
+
+typedef struct tk_copies {
     int n;
-    bool move;        /* the state's one mention (EVAL_X_LET_MOVE) */
-    const int *slots; /* a binder's slot (-1: none) per item */
+    bool any;
+    tk_copy *c;
+} tk_copies;
+
+/* A let-tuple of the state: its items into the binders' slots, retained
+ * (bind); moved when the state is its one mention (EVAL_X_LET_MOVE) and
+ * held once (mbind: only the items read other than where they stay in
+ * place, see tk_refine; drop: the strs no binder takes). */
+typedef struct tk_lett {
+    bool move;
+    tk_copies bind, mbind, drop;
 } tk_lett;
 
 typedef struct tk_case {
@@ -66,20 +81,17 @@ typedef struct tk_case {
     const int32_t *to;    /* the op of each key's body, then the catch-all's */
 } tk_case;
 
-typedef struct tk_item {
-    uint8_t reg;
-    bool heap; /* a str: retained to be kept */
-} tk_item;
-
+/* The pair: its output's items from registers (on > 0), or one value
+ * (a register, or the literal olit when oreg is -1); the state's items
+ * from registers into the new tuple (n > 0; all, or mall into the block
+ * the state moved in from, which still holds the items left in place),
+ * or one value (register st). */
 typedef struct tk_pair {
-    int on;               /* output items (0: one value, oreg or olit) */
-    int oreg;             /* -1: the literal olit */
-    bool oheap;
+    int on, oreg;
+    bool oheap, sheap;
     stc_value olit;
-    const tk_item *oitems;
-    int n;                /* state items (0: one value, st) */
-    tk_item st;
-    const tk_item *items;
+    tk_copies out, all, mall;
+    int n, st;
     ir_loc loc, oloc;     /* the state tuple's, the output tuple's (out of memory) */
 } tk_pair;
 
@@ -88,9 +100,9 @@ typedef struct tk_op {
     int32_t j;
     union {
         stc_value k; /* TK_LOADK: the IR's literal (borrowed); the *_IK ops: k.as.i */
-        const tk_lett *lett;
+        tk_lett *lett;
         const tk_case *cas;
-        const tk_pair *pair;
+        tk_pair *pair;
     } u;
 } tk_op;
 
@@ -137,10 +149,16 @@ static inline bool tk_far(const eval_ctx *cx)
     return base && (pos < base ? base - pos : pos - base) > EVAL_SEGMENT_BYTES / 2;
 }
 
-/* A pair's item to keep: a register's value, a str retained. */
-static inline stc_value tk_item_keep(tk_item it, const stc_value *s)
+static inline void tk_copy_run(stc_value *dst, const stc_value *src, const tk_copies *l)
 {
-    return it.heap ? val_retain(s[it.reg]) : s[it.reg];
+    if (!l->any) {
+        for (int i = 0; i < l->n; i++) dst[l->c[i].to] = src[l->c[i].from];
+        return;
+    }
+    for (int i = 0; i < l->n; i++) {
+        stc_value v = src[l->c[i].from];
+        dst[l->c[i].to] = l->c[i].heap ? val_retain(v) : v;
+    }
 }
 
 int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval_tk *k, stc_value *out)
@@ -238,15 +256,12 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
             if (x->move && eval_unique(s[k->state_slot])) {
                 /* as eval_let_enter's move; the items left in the block
                  * are overwritten by the pair's state (of the same arity:
-                 * the state's type), never released */
+                 * the state's type), never released, or stay */
                 moved = true;
-                for (int i = 0; i < x->n; i++) {
-                    if (x->slots[i] >= 0) s[x->slots[i]] = items[i];
-                    else val_release(items[i]);
-                }
+                tk_copy_run(s, items, &x->mbind);
+                for (int i = 0; i < x->drop.n; i++) val_release(items[x->drop.c[i].from]);
             } else {
-                for (int i = 0; i < x->n; i++)
-                    if (x->slots[i] >= 0) s[x->slots[i]] = val_retain(items[i]);
+                tk_copy_run(s, items, &x->bind);
             }
             continue;
         }
@@ -271,8 +286,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
     if (x->on) { /* first, as the pair's first item */
         ov = val_seq_new_unset(STC_T_TUPLE, (size_t)x->on);
         if (ov.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->oloc, ov);
-        stc_value *items = val_seq_items(ov);
-        for (int i = 0; i < x->on; i++) items[i] = tk_item_keep(x->oitems[i], s);
+        tk_copy_run(val_seq_items(ov), s, &x->out);
     } else {
         ov = x->oreg < 0 ? x->olit : s[x->oreg];
         if (x->oheap) ov = val_retain(ov);
@@ -285,12 +299,11 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
             next = val_seq_new_unset(STC_T_TUPLE, (size_t)x->n);
             if (next.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->loc, ov);
         }
-        stc_value *items = val_seq_items(next);
-        for (int i = 0; i < x->n; i++) items[i] = tk_item_keep(x->items[i], s);
+        tk_copy_run(val_seq_items(next), s, moved ? &x->mall : &x->all);
         ts->value = next; /* was unit since the state moved in: nothing to compare or drop */
         *out = ov;
     } else {
-        eval_thread_store(cx, t, ov, tk_item_keep(x->st, s), out);
+        eval_thread_store(cx, t, ov, x->sheap ? val_retain(s[x->st]) : s[x->st], out);
     }
     tk_release(k, s);
     return 0;
@@ -507,19 +520,32 @@ static int tk_reg(tk_comp *c, const ir_expr *e, int want, int height, stc_tag *t
     }
 }
 
-/* Tuple e's items into registers, held (*out, n items), of the tags
- * want[i] (NULL: any). */
-static const tk_item *tk_items(tk_comp *c, const ir_expr *e, const stc_tag *want)
+/* Room for n copies in *l. */
+static bool tk_copies_new(tk_comp *c, tk_copies *l, int n)
+{
+    *l = (tk_copies){0, false, stc__arena_alloc(c->p->arena, (size_t)(n ? n : 1) * sizeof *l->c)};
+    return l->c != NULL;
+}
+
+static void tk_copies_add(tk_copies *l, int to, int from, bool heap)
+{
+    l->c[l->n++] = (tk_copy){(uint8_t)to, (uint8_t)from, heap};
+    l->any |= heap;
+}
+
+/* Tuple e's items into registers, held, and the copies of them into a
+ * tuple's items (*l), of the tags want[i] (NULL: any). */
+static bool tk_items(tk_comp *c, const ir_expr *e, const stc_tag *want, tk_copies *l)
 {
     int n = e->u.agg.nitems;
-    tk_item *items = n <= TK_MAX_ITEMS ? stc__arena_alloc(c->p->arena, (size_t)n * sizeof *items) : NULL;
     stc_tag g;
-    for (int i = 0; items && i < n; i++) {
+    if (n > TK_MAX_ITEMS || !tk_copies_new(c, l, n)) return false;
+    for (int i = 0; i < n; i++) {
         int r = tk_reg(c, e->u.agg.items[i], -1, 0, &g);
-        if (r < 0 || (want && g != want[i])) return NULL;
-        items[i] = (tk_item){(uint8_t)r, g == STC_T_STR};
+        if (r < 0 || (want && g != want[i])) return false;
+        tk_copies_add(l, i, r, g == STC_T_STR);
     }
-    return items;
+    return true;
 }
 
 /* The pair e: its output's and its state's code, then TK_PAIR. */
@@ -532,7 +558,7 @@ static bool tk_pair_code(tk_comp *c, const ir_expr *e)
     const ir_expr *oe = e->u.agg.items[0], *se = e->u.agg.items[1];
     stc_tag g;
     if (oe->kind == IR_TUPLE) { /* a tuple of scalars: built here */
-        if (!(x->oitems = tk_items(c, oe, NULL))) return false;
+        if (!tk_items(c, oe, NULL, &x->out)) return false;
         x->on = oe->u.agg.nitems;
         x->oloc = oe->loc;
     } else if (oe->kind == IR_LIT) {
@@ -547,10 +573,11 @@ static bool tk_pair_code(tk_comp *c, const ir_expr *e)
     if (!k->nstate) {
         int r = tk_reg(c, se, -1, 0, &g);
         if (r < 0 || g != k->st_tag[0]) return false;
-        x->st = (tk_item){(uint8_t)r, g == STC_T_STR};
+        x->st = r;
+        x->sheap = g == STC_T_STR;
     } else {
         if (se->kind != IR_TUPLE || se->u.agg.nitems != k->nstate) return false;
-        if (!(x->items = tk_items(c, se, k->st_tag))) return false;
+        if (!tk_items(c, se, k->st_tag, &x->all) || !tk_copies_new(c, &x->mall, k->nstate)) return false;
         x->n = k->nstate;
         x->loc = se->loc;
     }
@@ -581,12 +608,18 @@ static bool tk_body(tk_comp *c, const ir_expr *e, int height)
     case IR_LETTUPLE: {
         int n = e->u.let.nbinders;
         if (e->a->kind != IR_VAR || e->a->u.var->slot != k->state_slot || n != k->nstate) return false;
-        int *slots = stc__arena_alloc(c->p->arena, (size_t)n * sizeof *slots);
         tk_lett *x = stc__arena_alloc(c->p->arena, sizeof *x);
-        if (!slots || !x || (i = tk_emit(c, TK_LETT, 0, 0, 0)) < 0) return false;
-        for (int j = 0; j < n; j++)
-            if ((slots[j] = tk_binder(c, e->u.let.binders[j], k->st_tag[j])) == -2) return false;
-        *x = (tk_lett){n, e->xop == EVAL_X_LET_MOVE, slots};
+        if (!x || !tk_copies_new(c, &x->bind, n) || !tk_copies_new(c, &x->mbind, n) ||
+            !tk_copies_new(c, &x->drop, n) || (i = tk_emit(c, TK_LETT, 0, 0, 0)) < 0)
+            return false;
+        x->move = e->xop == EVAL_X_LET_MOVE;
+        for (int j = 0; j < n; j++) {
+            int slot = tk_binder(c, e->u.let.binders[j], k->st_tag[j]);
+            bool str = k->st_tag[j] == STC_T_STR;
+            if (slot == -2) return false;
+            if (slot >= 0) tk_copies_add(&x->bind, slot, j, str);
+            else if (str) tk_copies_add(&x->drop, 0, j, true);
+        }
         c->code[i].u.lett = x;
         return tk_body(c, e->b, height + 1);
     }
@@ -625,6 +658,60 @@ static bool tk_body(tk_comp *c, const ir_expr *e, int height)
     }
     case IR_TUPLE: return tk_pair_code(c, e);
     default: return false;
+    }
+}
+
+/* The moves' lists (tk_lett.mbind, tk_pair.mall).  When the state moved
+ * in, its block becomes the new state and keeps the items it held; an
+ * item the pair puts back where it was (item j of the pair the binder of
+ * item j) need not be written: a scalar's bits are there, and a str
+ * stays owned by the block, its binder never filled (unit, released as
+ * such) when nothing else reads it.  Reads are counted over the whole
+ * code (a binder is bound once, by one let-tuple; at most one moves on a
+ * path, the state's one mention); counting too many only writes more. */
+static void tk_refine(tk_comp *c)
+{
+    int at[TK_MAX_REGS], reads[TK_MAX_REGS] = {0}, same[TK_MAX_REGS] = {0};
+    for (int r = 0; r < TK_MAX_REGS; r++) at[r] = -1; /* a binder's item */
+    for (int i = 0; i < c->n; i++)
+        if (c->code[i].op == TK_LETT)
+            for (int j = 0; j < c->code[i].u.lett->bind.n; j++)
+                at[c->code[i].u.lett->bind.c[j].to] = c->code[i].u.lett->bind.c[j].from;
+    for (int i = 0; i < c->n; i++) {
+        const tk_op *o = &c->code[i];
+        switch (o->op) {
+        case TK_LOADK: case TK_JMP: case TK_LETT: break;
+        case TK_PAIR: {
+            const tk_pair *x = o->u.pair;
+            for (int j = 0; j < x->out.n; j++) reads[x->out.c[j].from]++;
+            if (!x->on && x->oreg >= 0) reads[x->oreg]++;
+            if (!x->n) reads[x->st]++;
+            for (int j = 0; j < x->all.n; j++) {
+                int r = x->all.c[j].from;
+                reads[r]++;
+                same[r] += at[r] == j;
+            }
+            break;
+        }
+        case TK_SEL: reads[o->j]++; /* fall through */
+        default: reads[o->a]++; reads[o->b]++; break;
+        }
+    }
+    for (int i = 0; i < c->n; i++) {
+        if (c->code[i].op == TK_LETT) {
+            tk_lett *x = c->code[i].u.lett;
+            for (int j = 0; j < x->bind.n; j++) {
+                int r = x->bind.c[j].to;
+                if (reads[r] != same[r]) tk_copies_add(&x->mbind, r, x->bind.c[j].from, false);
+            }
+        } else if (c->code[i].op == TK_PAIR && c->code[i].u.pair->n) {
+            tk_pair *x = c->code[i].u.pair;
+            for (int j = 0; j < x->all.n; j++) {
+                tk_copy y = x->all.c[j];
+                if (at[y.from] != j || (y.heap && reads[y.from] != same[y.from]))
+                    tk_copies_add(&x->mall, y.to, y.from, y.heap);
+            }
+        }
     }
 }
 
@@ -667,6 +754,7 @@ static const eval_tk *tk_compile(ir_program *p, const ir_thread *th)
     tk_op *buf = malloc(TK_MAX_OPS * sizeof *buf); /* the code, copied to the arena once whole */
     c.code = buf;
     bool ok = buf && tk_body(&c, fn->body, 0);
+    if (ok) tk_refine(&c);
     tk_op *code = ok ? stc__arena_alloc(p->arena, (size_t)c.n * sizeof *code) : NULL;
     if (code) memcpy(code, buf, (size_t)c.n * sizeof *code);
     free(buf);
