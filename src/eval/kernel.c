@@ -165,21 +165,21 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
 {
     stc_value s[TK_MAX_REGS]; /* the function's frame, then temporaries: written in order, scalars never released */
     int t = e->u.call.callee.index;
+    bool other = false; /* an arg of another type than compiled */
     for (int i = 0; i < k->ninputs; i++) {
         int rc = eval_quick(cx, e->u.call.args[i], fr, &s[i]);
         if (rc) { /* s[i] holds nothing */
             eval_release_n(s, (size_t)i);
             return rc;
         }
+        other |= s[i].tag != k->in_tag[i];
     }
     /* The call's checks, the stack, and the compiled types on the values:
      * when any is due or wrong, the evaluator's path (which reports the
      * check's error). */
     eval_tstate *ts = &cx->states[t];
     stc_value st = ts->value;
-    if (cx->depth >= EVAL_MAX_DEPTH || cancel_raised(cx->cancel) || tk_far(cx)) goto declined;
-    for (int i = 0; i < k->ninputs; i++)
-        if (s[i].tag != k->in_tag[i]) goto declined;
+    if (other || cx->depth >= EVAL_MAX_DEPTH || cancel_raised(cx->cancel) || tk_far(cx)) goto declined;
     if (k->nstate) {
         if (st.tag != STC_T_TUPLE || val_seq_len(st) != (size_t)k->nstate) goto declined;
         const stc_value *items = val_seq_items(st);
