@@ -108,6 +108,7 @@ typedef struct tk_op {
 
 struct eval_tk {
     const tk_op *code;
+    int nops;
     int ninputs;
     stc_tag in_tag[TK_MAX_IN];
     int state_slot;
@@ -759,6 +760,7 @@ static const eval_tk *tk_compile(ir_program *p, const ir_thread *th)
     if (code) memcpy(code, buf, (size_t)c.n * sizeof *code);
     free(buf);
     if (!(k->code = code)) return NULL;
+    k->nops = c.n;
     k->nbind = c.nbind;
     k->bind = bind;
     for (int i = 0; i < k->ninputs; i++) /* the state's slot is released apart */
@@ -766,6 +768,22 @@ static const eval_tk *tk_compile(ir_program *p, const ir_thread *th)
     for (int i = 0; i < c.nbind; i++) rel[k->nrel++] = bind[i];
     k->rel = rel;
     return k;
+}
+
+void stc__eval_tk_shape(const eval_tk *k, int *ops, int *copies, int *moved_copies)
+{
+    *ops = k->nops;
+    *copies = *moved_copies = 0;
+    for (int i = 0; i < k->nops; i++) {
+        const tk_op *o = &k->code[i];
+        if (o->op == TK_LETT) {
+            *copies += o->u.lett->bind.n;
+            *moved_copies += o->u.lett->mbind.n;
+        } else if (o->op == TK_PAIR) {
+            *copies += o->u.pair->all.n;
+            *moved_copies += o->u.pair->mall.n;
+        }
+    }
 }
 
 void stc__eval_tk_prepare(ir_program *p)
