@@ -26,7 +26,7 @@
  * Their meaning is eval_arith's and eval_compare's (operators.c) on the
  * tags the compiler proved: ints wrap, floats are IEEE. */
 enum {
-    TK_LOADK, TK_MOV, TK_KEEP, /* d = k; d = a; d = a retained when b (a binder's) */
+    TK_LOADK, TK_MOV, TK_KEEP, /* d = k; d = a; d = a retained (a str binder's) */
     TK_ADD_I, TK_SUB_I, TK_MUL_I, TK_EQ_I, TK_NE_I, TK_LT_I, TK_LE_I, TK_GT_I, TK_GE_I,
     /* the same, b the immediate; and / % (the immediate not 0 nor -1) */
     TK_ADD_IK, TK_SUB_IK, TK_MUL_IK, TK_EQ_IK, TK_NE_IK, TK_LT_IK, TK_LE_IK, TK_GT_IK, TK_GE_IK,
@@ -184,8 +184,8 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
     if (k->nstate) {
         if (st.tag != STC_T_TUPLE || val_seq_len(st) != (size_t)k->nstate) goto declined;
         const stc_value *items = val_seq_items(st);
-        for (int i = 0; i < k->nstate; i++)
-            if (items[i].tag != k->st_tag[i]) goto declined;
+        for (int i = 0; i < k->nstate; i++) other |= items[i].tag != k->st_tag[i];
+        if (other) goto declined;
         ts->value = (stc_value){.tag = STC_T_UNIT}; /* moved in, as eval_state_take */
     } else {
         if (st.tag != k->st_tag[0]) goto declined;
@@ -203,7 +203,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
         switch (o->op) {
         case TK_LOADK: D = o->u.k; continue;
         case TK_MOV: D = A; continue;
-        case TK_KEEP: D = o->b ? val_retain(A) : A; continue;
+        case TK_KEEP: D = val_retain(A); continue;
         case TK_ADD_I: D = eval_int((int64_t)((uint64_t)A.as.i + (uint64_t)B.as.i)); continue;
         case TK_SUB_I: D = eval_int((int64_t)((uint64_t)A.as.i - (uint64_t)B.as.i)); continue;
         case TK_MUL_I: D = eval_int((int64_t)((uint64_t)A.as.i * (uint64_t)B.as.i)); continue;
@@ -602,8 +602,15 @@ static bool tk_body(tk_comp *c, const ir_expr *e, int height)
         int n0 = c->n, r = tk_reg(c, e->a, -1, 0, &g);
         int slot = r < 0 ? -2 : tk_binder(c, e->u.let.nbinders ? e->u.let.binders[0] : NULL, g);
         if (slot == -2) return false;
-        if (slot < 0) c->n = n0; /* a value nobody reads, which cannot fail: not computed */
-        else if (tk_emit(c, TK_KEEP, slot, r, g == STC_T_STR) < 0) return false;
+        if (slot < 0) { /* a value nobody reads, which cannot fail: not computed */
+            c->n = n0;
+        } else if (g != STC_T_STR) { /* again, straight into the binder's slot */
+            c->n = n0;
+            c->top = c->fn->nslots;
+            if (tk_reg(c, e->a, slot, 0, &g) != slot) return false;
+        } else if (tk_emit(c, TK_KEEP, slot, r, 1) < 0) {
+            return false;
+        }
         return tk_body(c, e->b, height + 1);
     }
     case IR_LETTUPLE: {
