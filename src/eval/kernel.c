@@ -130,14 +130,23 @@ static inline void tk_release(const eval_tk *k, stc_value *s)
 
 /* Out of memory for a tuple at loc, inside thread t's call: the error the
  * evaluator's stc__eval_seq gives there; o (made before) and the frame
- * released; a state moved into the call stays unit, as there. */
-EVAL_NOINLINE static int tk_oom(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, ir_loc loc, stc_value o)
+ * released; a state moved into the call stays unit, as there.  When the
+ * state moved in through let-tuple x, the block in its slot still has the
+ * bits of the items taken out or dropped: unit first, so that releasing it
+ * releases only the items left in place. */
+EVAL_NOINLINE static int tk_oom(eval_ctx *cx, int t, const eval_tk *k, stc_value *s, ir_loc loc, stc_value o,
+                                const tk_lett *x)
 {
     const char *saved = cx->thread;
     cx->thread = cx->p->threads[t]->name;
     int rc = stc__eval_oom(cx, loc);
     cx->thread = saved;
     val_release(o);
+    if (x) {
+        stc_value *items = val_seq_items(s[k->state_slot]);
+        for (int i = 0; i < x->mbind.n; i++) items[x->mbind.c[i].from] = (stc_value){.tag = STC_T_UNIT};
+        for (int i = 0; i < x->drop.n; i++) items[x->drop.c[i].from] = (stc_value){.tag = STC_T_UNIT};
+    }
     tk_release(k, s);
     return rc;
 }
@@ -193,7 +202,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
     }
     s[k->state_slot] = st;
     for (int i = 0; i < k->nbind; i++) s[k->bind[i]] = (stc_value){.tag = STC_T_UNIT};
-    bool moved = false;
+    const tk_lett *moved = NULL; /* the let-tuple the state moved in through */
     const tk_op *code = k->code, *o = code;
 /* an op's registers */
 #define D s[o->d]
@@ -258,7 +267,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
                 /* as eval_let_enter's move; the items left in the block
                  * are overwritten by the pair's state (of the same arity:
                  * the state's type), never released, or stay */
-                moved = true;
+                moved = x;
                 tk_copy_run(s, items, &x->mbind);
                 for (int i = 0; i < x->drop.n; i++) val_release(items[x->drop.c[i].from]);
             } else {
@@ -286,7 +295,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
     stc_value ov, next;
     if (x->on) { /* first, as the pair's first item */
         ov = val_seq_new_unset(STC_T_TUPLE, (size_t)x->on);
-        if (ov.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->oloc, ov);
+        if (ov.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->oloc, ov, moved);
         tk_copy_run(val_seq_items(ov), s, &x->out);
     } else {
         ov = x->oreg < 0 ? x->olit : s[x->oreg];
@@ -298,7 +307,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
             s[k->state_slot] = (stc_value){.tag = STC_T_UNIT};
         } else {
             next = val_seq_new_unset(STC_T_TUPLE, (size_t)x->n);
-            if (next.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->loc, ov);
+            if (next.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->loc, ov, NULL);
         }
         tk_copy_run(val_seq_items(next), s, moved ? &x->mall : &x->all);
         ts->value = next; /* was unit since the state moved in: nothing to compare or drop */
@@ -674,12 +683,14 @@ static bool tk_body(tk_comp *c, const ir_expr *e, int height)
  * item the pair puts back where it was (item j of the pair the binder of
  * item j) need not be written: a scalar's bits are there, and a str
  * stays owned by the block, its binder never filled (unit, released as
- * such) when nothing else reads it.  Reads are counted over the whole
- * code (a binder is bound once, by one let-tuple; at most one moves on a
- * path, the state's one mention); counting too many only writes more. */
+ * such) when nothing else reads it and every pair puts it back (else a
+ * pair would write over it unreleased).  A scalar nothing else reads is
+ * not copied out either.  Reads are counted over the whole code (a binder
+ * is bound once, by one let-tuple; at most one moves on a path, the
+ * state's one mention); counting too many only copies more. */
 static void tk_refine(tk_comp *c)
 {
-    int at[TK_MAX_REGS], reads[TK_MAX_REGS] = {0}, same[TK_MAX_REGS] = {0};
+    int at[TK_MAX_REGS], reads[TK_MAX_REGS] = {0}, same[TK_MAX_REGS] = {0}, npairs = 0;
     for (int r = 0; r < TK_MAX_REGS; r++) at[r] = -1; /* a binder's item */
     for (int i = 0; i < c->n; i++)
         if (c->code[i].op == TK_LETT)
@@ -691,6 +702,7 @@ static void tk_refine(tk_comp *c)
         case TK_LOADK: case TK_JMP: case TK_LETT: break;
         case TK_PAIR: {
             const tk_pair *x = o->u.pair;
+            npairs += x->n > 0;
             for (int j = 0; j < x->out.n; j++) reads[x->out.c[j].from]++;
             if (!x->on && x->oreg >= 0) reads[x->oreg]++;
             if (!x->n) reads[x->st]++;
@@ -710,13 +722,14 @@ static void tk_refine(tk_comp *c)
             tk_lett *x = c->code[i].u.lett;
             for (int j = 0; j < x->bind.n; j++) {
                 int r = x->bind.c[j].to;
-                if (reads[r] != same[r]) tk_copies_add(&x->mbind, r, x->bind.c[j].from, false);
+                if (reads[r] != same[r] || (x->bind.c[j].heap && same[r] != npairs))
+                    tk_copies_add(&x->mbind, r, x->bind.c[j].from, false);
             }
         } else if (c->code[i].op == TK_PAIR && c->code[i].u.pair->n) {
             tk_pair *x = c->code[i].u.pair;
             for (int j = 0; j < x->all.n; j++) {
                 tk_copy y = x->all.c[j];
-                if (at[y.from] != j || (y.heap && reads[y.from] != same[y.from]))
+                if (at[y.from] != j || (y.heap && (reads[y.from] != same[y.from] || same[y.from] != npairs)))
                     tk_copies_add(&x->mall, y.to, y.from, y.heap);
             }
         }

@@ -132,6 +132,13 @@ TEST(eval_kernel_same_as_evaluator)
          "thread u = g init (\"p\", \"q\", \"r\", \"v\")\n"
          "main = smap(fn x => (t(x), u(str(x % 3)), if x == 4 then state(u) else (\"\", \"\", \"\", \"\")),\n"
          "  range(0, 9))");
+    /* strs nothing reads, written over by the pair (released once), or
+     * put back on one path and written over on the other */
+    SAME("fun f(x, s) = let (a, w, u, v) = s in ((a, w), (a + 1, x, x, v))\n"
+         "fun g(x, s) = let (a, w, u, v) = s in if a > 1 then (a, (a + 1, w, u, v)) else (a, (a + 1, x, x, x))\n"
+         "thread t = f init (0, \"\", \"\", \"v\")\n"
+         "thread u = g init (0, \"\", \"\", \"v\")\n"
+         "main = smap(fn x => (t(str(x)), u(str(x))), [1, 2, 3, 4])");
     /* selects, && || of one-op and longer sides, cases, every type */
     SAME("fun f(x, s) = let (i, fl, b, w) = s in\n"
          "  let inside = x >= 0 && x <= 10 in\n"
