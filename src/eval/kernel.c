@@ -205,6 +205,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
     if (x->n) {
         if (moved) { /* the old block, held by the slot alone, its items moved out */
             next = s[k->state_slot];
+            s[k->state_slot] = (stc_value){.tag = STC_T_UNIT};
         } else {
             next = val_seq_new_unset(STC_T_TUPLE, (size_t)x->n);
             if (next.tag == STC_T_INVALID) return tk_oom(cx, t, k, s, x->loc, ov, NULL);
@@ -215,8 +216,7 @@ int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval
     } else {
         eval_thread_store(cx, t, ov, x->sheap ? val_retain(s[x->st]) : s[x->st], out);
     }
-    for (int i = 0; i < k->nrel; i++) val_release(s[k->rel[i]]);
-    if (!moved) val_release(s[k->state_slot]); /* moved: the slot's block is the new state */
+    tk_release(k, s);
     return 0;
 declined:
     return stc__eval_thread_body(cx, t, s, e->u.call.callee_loc, out);
