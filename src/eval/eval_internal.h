@@ -495,6 +495,10 @@ typedef struct eval_tk eval_tk;
 void stc__eval_tk_prepare(ir_program *p);
 int stc__eval_tk_call(eval_ctx *cx, const ir_expr *e, eval_frame *fr, const eval_tk *k, stc_value *out);
 int stc__eval_thread_body(eval_ctx *cx, int t, stc_value *slots, ir_loc loc, stc_value *out);
+/* The compiled code's size, for tests: its ops, and the items its
+ * let-tuples and pairs copy when the state is held twice and when it
+ * moves in (items left in place are not copied). */
+void stc__eval_tk_shape(const eval_tk *k, int *ops, int *copies, int *moved_copies);
 
 /* Whether v has type ty (type variables accept anything). Used to check
  * values coming from C threads before the evaluator relies on their shape. */

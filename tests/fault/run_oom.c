@@ -123,6 +123,10 @@ static const char *progs[] = {
     "fun f(x, s) = let (a, b) = s in ((a, x), (a + x, if x > 2 then \"big\" else b))\n"
     "fun g(x, s) = let (a, b) = s in ((), (a + x, b))\nthread t = f init (0, \"\")\nthread u = g init (0, 0)\n"
     "main = (smap(fn x => (state(t), t(x), u(x)), [1, 2, 3, 4]), state(u))\n",
+    /* a state moved into a compiled call, its str items taken out (w), dropped (_) and left in
+     * place (v), then the output tuple out of memory: each item released once */
+    "fun f(x, s) = let (a, w, _, v) = s in ((a, w), (a + 1, x, x, v))\nthread t = f init (0, \"\", \"\", \"v\")\n"
+    "main = smap(fn x => t(str(x)), [1, 2, 3, 4])\n",
 };
 
 /* Stream programs (fun main(xs)): run with a source of 40 strs "0".."39"
