@@ -25,7 +25,7 @@
 /* Rank 0's transport thread polls for replies every 100 us, up to 500 us
  * while none comes: each nap is a system call and a context switch (at 20
  * us they took 8% of rank 0's time on logstats), and a rank holds up to
- * STC_MPI_CREDITS batches of ~0.3 ms (src/flow/exec.c), so a later look
+ * STC_MPI_CREDITS batches of ~0.3 ms or more (src/flow/exec.c), so a later look
  * leaves no rank idle. */
 #define REPLY_NAP_MIN_NS 100000
 #define REPLY_NAP_MAX_NS 500000
