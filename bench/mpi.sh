@@ -37,6 +37,11 @@
 # compiling the program).  After each program's rows, one `-np 2 --stats`
 # run says what the transport carried: bytes sent and received an item and
 # rank 0's time with batches away an item (items: --stats' count).
+#
+# The ranks use Open MPI's ob1 messaging layer (OMPI_MCA_pml=ob1) unless
+# the environment names another: on a machine without a fast fabric the
+# default selection first tries the cm layer, whose probes cost every
+# rank ~0.2 s in MPI_Init (docs/CLUSTER.md, "Start-up").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -70,6 +75,7 @@ fi
 session=$(mktemp -d)
 trap 'rm -rf "$session"' EXIT
 export OMPI_MCA_orte_tmpdir_base="$session"
+export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
 mpirun=(mpirun -q --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 [ -n "$serial_ns" ] && mpirun+=(-x "STC_MPI_SERIAL_NS=$serial_ns")
@@ -101,7 +107,7 @@ measure() {
 }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $runs runs each, --workers $workers"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $runs runs each, --workers $workers, pml $OMPI_MCA_pml"
 printf '%-40s %-10s %10s %10s\n' program mode "wall s" "CPU s"
 for p in "${progs[@]}"; do
     IFS='|' read -r name prog opts <<<"$p"

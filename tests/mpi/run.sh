@@ -76,6 +76,11 @@ trap 'rm -rf "$tmp"' EXIT
 # same user (a concurrent test) creates its own in it, and that mpirun fails
 # ("ORTE_ERROR_LOG: Error in file .../session_dir.c at line 107").
 export OMPI_MCA_orte_tmpdir_base="$tmp"
+# Open MPI's ob1 messaging layer unless the caller names one: the default
+# selection first probes the cm layer (psm, psm2, ofi), ~0.2 s of every
+# rank's MPI_Init on a machine without such a fabric, ~40 s of this test's
+# wall time (docs/CLUSTER.md, "Start-up").
+export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
 passed=0 failed=0
 bad() { echo "mpi: FAIL: $*"; failed=$((failed + 1)); }
 
