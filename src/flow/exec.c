@@ -468,6 +468,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
     atomic_init(&job->ns_per_item, 0);
     atomic_init(&job->live, 0);
     atomic_init(&job->peak, 0);
+    atomic_init(&job->ctx_asked, 0);
     pthread_mutex_init(&job->err_lock, NULL);
     pthread_mutex_init(&job->spare_lock, NULL);
     for (int i = 0; i < rt->workers; i++) stc__eval_ctx_share(&rt->wcx[i].cx, cx);

@@ -104,12 +104,15 @@ typedef struct flow_job {
      * stage reads the frame slot, so its requests send only those (the
      * others go as "absent"); NULL: every slot goes. */
     uint8_t *remote_reads;
-    /* Per stage of remote_ok (nstages; NULL: none reach a thread): the
-     * states of the read-only threads the stage reaches, encoded once at the
-     * job's start ("n (thread, state)...", remote_wire.h), copied into each
-     * of its requests; a stage whose states cannot travel or exceed
-     * FLOW_REMOTE_STATES_MAX bytes is left out of remote_mask (owned.c). */
-    struct buf *remote_states;
+    /* Per stage of remote_mask that is not owned (nstages; NULL: none): its
+     * requests' context, encoded once at the job's start: the states of the
+     * read-only threads the stage reaches and the captures ("n (thread,
+     * state)... captures", remote_wire.h), and its key (remote_ctx_key,
+     * for contexts over FLOW_CTX_SMALL bytes); a stage whose context cannot
+     * travel or exceeds FLOW_REMOTE_CTX_MAX bytes is left out of
+     * remote_mask (owned.c). */
+    struct buf *remote_ctx;
+    struct flow_ctx_key *remote_ctx_key;
     /* ---- The fields below change during the run: on cache lines of
      * their own, since those above are read at every item by every
      * worker and the source and release write these at every batch. */
@@ -118,6 +121,9 @@ typedef struct flow_job {
     atomic_uint_fast64_t ns_per_item; /* atomic: cost estimate, 0 = unknown */
     atomic_llong live;        /* atomic: items in batches not yet released */
     atomic_llong peak;        /* atomic */
+    /* Bit t: a peer asked for stage t's context ("STCn", remote_wire.h), so
+     * its requests carry the bytes until one that did is answered (atomic). */
+    atomic_uint_fast64_t ctx_asked;
     pthread_mutex_t err_lock;
     long long err_index;      /* earliest failing item, -1 (err_lock) */
     long long err_sub;        /* and element of its inner smap, LLONG_MAX: none (err_lock) */

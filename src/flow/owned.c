@@ -342,55 +342,61 @@ static void job_reads(flow_job *job)
     job->remote_reads = reads;
 }
 
-/* ---- Read-only threads' states, with a replicated stage's batches ---------------- */
+/* ---- A replicated stage's context: read-only threads' states, captures ---------- */
 
-/* job->remote_states for the replicated stages in remote_mask that reach a
- * read-only thread (calls or state(t); remote.c lets no other thread in):
- * the states as they are now in cx's states, which no one writes (a
- * read-only thread's calls leave the state as it was, and its state never
- * moves out for a call, ir/moves.c), encoded once for the job.  Every
- * request of such a stage carries them, and the peer keeps nothing after
- * the batch: nothing is left there for a later job, whatever main does to
- * the states in between, and the peer's memory is one batch's.  A stage
- * whose states cannot travel (a user object), exceed
- * FLOW_REMOTE_STATES_MAX or cannot be encoded for want of memory runs
- * here for the job. */
-static void job_states(flow_job *job, eval_ctx *cx)
+/* job->remote_ctx for the replicated stages in remote_mask: per stage, the
+ * states of the read-only threads it reaches (calls or state(t); remote.c
+ * lets no other thread in) as they are now in cx's states, which no one
+ * writes (a read-only thread's calls leave the state as it was, and its
+ * state never moves out for a call, ir/moves.c), then the closure's
+ * captures; encoded once for the job, and keyed when large (remote_wire.h:
+ * a peer keeps a large context, lending its states to each batch).  A
+ * stage whose context cannot travel (a user object), exceeds
+ * FLOW_REMOTE_CTX_MAX or cannot be encoded for want of memory runs here
+ * for the job. */
+static void job_contexts(flow_job *job, eval_ctx *cx)
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
     const ir_program *p = rt->p;
     uint64_t mask = job->remote_mask & pl->remote_ok;
-    if (!mask || p->nthreads == 0) return;
-    bool *sets, unknown;
+    if (!mask) return;
+    bool *sets = NULL, unknown;
     uint64_t cand;
-    if (!rt->rnames || !cx->states || !plan_reach(rt->fi, pl, &sets, &cand, &unknown)) {
+    if (!rt->rnames || (p->nthreads > 0 && (!cx->states || !plan_reach(rt->fi, pl, &sets, &cand, &unknown)))) {
         job->remote_mask &= ~pl->remote_ok; /* (cannot say which reach a state) */
         return;
     }
     int n = pl->nstages < 64 ? pl->nstages : 64;
+    job->remote_ctx = calloc((size_t)n, sizeof *job->remote_ctx);
+    job->remote_ctx_key = calloc((size_t)n, sizeof *job->remote_ctx_key);
+    if (!job->remote_ctx || !job->remote_ctx_key) {
+        free(job->remote_ctx), free(job->remote_ctx_key);
+        job->remote_ctx = NULL, job->remote_ctx_key = NULL;
+        job->remote_mask &= ~pl->remote_ok;
+        free(sets);
+        return;
+    }
     for (int t = 0; t < n; t++) {
         if (!(mask >> t & 1)) continue;
-        const bool *set = sets + (size_t)t * (size_t)p->nthreads;
+        const bool *set = sets ? sets + (size_t)t * (size_t)p->nthreads : NULL;
         int k = 0;
-        for (int i = 0; i < p->nthreads; i++) k += set[i];
-        if (!k) continue;
-        if (!job->remote_states && !(job->remote_states = calloc((size_t)n, sizeof *job->remote_states))) {
-            job->remote_mask &= ~((uint64_t)1 << t);
-            continue;
-        }
-        buf *b = &job->remote_states[t];
+        for (int i = 0; set && i < p->nthreads; i++) k += set[i];
+        buf *b = &job->remote_ctx[t];
         stc__val_wire_put_uvarint(b, (uint64_t)k);
         int rc = 0;
-        for (int i = 0; rc == 0 && i < p->nthreads; i++) {
+        for (int i = 0; rc == 0 && k && i < p->nthreads; i++) {
             if (!set[i]) continue;
             stc__val_wire_put_uvarint(b, (uint64_t)i);
             rc = stc__val_wire_encode(b, cx->states[i].value, &rt->rnames->wf);
         }
-        if (rc || !buf_ok(b) || b->len > FLOW_REMOTE_STATES_MAX) {
+        for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(b, job->caps[j], &rt->rnames->wf);
+        if (rc || !buf_ok(b) || b->len > FLOW_REMOTE_CTX_MAX) {
             stc__buf_free(b);
             *b = (buf)BUF_INIT;
             job->remote_mask &= ~((uint64_t)1 << t);
+        } else if (b->len > FLOW_CTX_SMALL) {
+            job->remote_ctx_key[t] = flow_ctx_key_of(b->data, b->len);
         }
     }
     free(sets);
@@ -405,10 +411,11 @@ void stc__flow_owned_job_start(flow_job *job, eval_ctx *cx)
     job->remote_mask = 0;
     job->owned = NULL;
     job->remote_reads = NULL;
-    job->remote_states = NULL;
+    job->remote_ctx = NULL;
+    job->remote_ctx_key = NULL;
     if (!job->rt->remote.call) return;
     job->remote_mask = job->plan->remote_ok;
-    job_states(job, cx);
+    job_contexts(job, cx);
     job_owned(job, cx);
     job_reads(job);
 }
@@ -535,9 +542,9 @@ int stc__flow_owned_job_end(flow_job *job, eval_ctx *cx)
     int rc = 0;
     free(job->remote_reads);
     job->remote_reads = NULL;
-    for (int t = 0; job->remote_states && t < job->plan->nstages && t < 64; t++) stc__buf_free(&job->remote_states[t]);
-    free(job->remote_states);
-    job->remote_states = NULL;
+    for (int t = 0; job->remote_ctx && t < job->plan->nstages && t < 64; t++) stc__buf_free(&job->remote_ctx[t]);
+    free(job->remote_ctx), free(job->remote_ctx_key);
+    job->remote_ctx = NULL, job->remote_ctx_key = NULL;
     if (!ow) return 0;
     for (int i = 0; i < ow->n; i++) {
         flow_owned_stage *o = &ow->st[i];

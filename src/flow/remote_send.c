@@ -14,7 +14,7 @@
 /* The request for stage `stage` of the (loaded) batch: 0, or the code of a
  * value that cannot travel. */
 static int request_encode(flow_job *job, int smap, int fn, int stage, const flow_batch *b, buf *out,
-                          const flow_owned_stage *o)
+                          const flow_owned_stage *o, bool keep)
 {
     const flow_plan *pl = job->plan;
     const flow_remote_names *nm = job->rt->rnames;
@@ -35,12 +35,20 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
             if (rc == 0 && o->shard_map >= 0) /* a keyed thread's: a new key's state too */
                 rc = stc__val_wire_encode(out, job->owned->states[o->threads[i]].init, &nm->wf);
         }
-    } else if (job->remote_states && job->remote_states[stage].len) { /* read-only threads' (owned.c) */
-        stc__buf_put(out, job->remote_states[stage].data, job->remote_states[stage].len);
-    } else {
-        stc__val_wire_put_uvarint(out, 0);
+        for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
+    } else { /* the context (owned.c job_contexts): its bytes, or its key once the peer has it */
+        const buf *c = job->remote_ctx ? &job->remote_ctx[stage] : NULL;
+        if (!c || !c->len) return STC_ENOMEM; /* (not made: the stage is not in remote_mask) */
+        bool small = c->len <= FLOW_CTX_SMALL;
+        stc__val_wire_put_uvarint(out, small ? FLOW_CTX_INLINE : keep ? FLOW_CTX_KEEP : FLOW_CTX_REF);
+        if (!small) {
+            uint8_t key[16];
+            for (int i = 0; i < 16; i++) key[i] = (uint8_t)(job->remote_ctx_key[stage].h[i / 8] >> (8 * (i % 8)));
+            stc__buf_put(out, (const char *)key, sizeof key);
+            stc__val_wire_put_uvarint(out, (uint64_t)c->len);
+        }
+        if (small || keep) stc__buf_put(out, c->data, c->len);
     }
-    for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
     /* an inner smap's shard: its item's list carries only its elements */
     const flow_step *ik = o && o->shard_map >= 0 ? &pl->steps[pl->stages[stage].first] : NULL;
     int list = ik && ik->kind == FS_IKEYED ? ik->src : -1; /* (the list is its first temporary) */
@@ -207,6 +215,7 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
  * worker that runs the stage again reads them). */
 typedef struct flow_away {
     buf req;
+    bool keep;           /* a replicated stage's request carried its context to keep */
     int peer;            /* an owned stage's batch: its peer (else -1) */
     flow_owned_stage *o; /* and its stage, until it is decided (else NULL) */
     bool shard;          /* and it is a keyed thread's shard stage */
@@ -343,7 +352,7 @@ static bool owned_stage(flow_job *job, eval_ctx *cx, flow_owned_stage *o, int sm
     }
     flow_away *a = malloc(sizeof *a);
     buf req = BUF_INIT;
-    int rc = a ? request_encode(job, smap, fn, o->stage, b, &req, o) : STC_ENOMEM;
+    int rc = a ? request_encode(job, smap, fn, o->stage, b, &req, o, false) : STC_ENOMEM;
     bool first = !o->moved;
     if (rc == 0) {
         *a = (flow_away){.req = req, .peer = o->peer, .o = o->decided ? NULL : o, .shard = o->shard_map >= 0, .pool = rt->pool, .sb = sb,
@@ -444,18 +453,48 @@ int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, boo
     return 0;
 }
 
+/* Whether reply rep (rc, replen) is a peer's "STCn": it does not hold
+ * the context the request named, and ran nothing (remote_wire.h). */
+static bool asks_context(int rc, const void *rep, size_t replen)
+{
+    return rc == 0 && rep && replen == 4 && memcmp(rep, "STCn", 4) == 0;
+}
+
+/* Counts a request answered "STCn" (a request and a reply, as the
+ * transport counts them) and frees the reply. */
+static void asked_context(flow_runtime *rt, size_t sent, void *rep, size_t replen)
+{
+    atomic_fetch_add(&rt->remote_batches, 1);
+    atomic_fetch_add(&rt->remote_sent, (long long)sent);
+    atomic_fetch_add(&rt->remote_received, (long long)replen);
+    free(rep);
+}
+
 bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch *sb, sched_status *status, int *nran,
                             uint64_t *wait_ns)
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
     flow_batch *b = sb->data;
+    bool keep = false; /* send the context's bytes for the peer to keep */
+    sched_status was_loaded = SCHED_CONTINUE; /* what loading the frames said before a first sending */
     *wait_ns = 0;
+    if (b->away && b->away->peer < 0 && !b->away->keep && asks_context(b->away->rc, b->away->rep, b->away->replen)) {
+        flow_away *a = b->away; /* the peer lacks the context: again, with it */
+        b->away = NULL;
+        asked_context(rt, a->req.len, a->rep, a->replen);
+        if (stage < 64) atomic_fetch_or(&job->ctx_asked, (uint64_t)1 << stage);
+        was_loaded = a->loaded;
+        stc__buf_free(&a->req);
+        free(a);
+        keep = true;
+    }
     if (b->away) { /* back from another process */
         flow_away *a = b->away;
         b->away = NULL;
         uint64_t work = 0; /* (counted as it came: away_done) */
         bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran, a->peer >= 0, &work);
+        if (ok && a->keep && stage < 64) atomic_fetch_and(&job->ctx_asked, ~((uint64_t)1 << stage)); /* kept there now */
         if (ok && a->shard) atomic_fetch_add(&job->rt->remote_shard_serial, 1);
         if (!ok && a->peer >= 0) { /* the peer ran it (its states moved on): it cannot run here */
             owned_fail(job, cx, b, a->peer, "a batch of a serial stage came back unreadable");
@@ -472,16 +511,17 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
     if (smap < 0 || fn < 0) return false;
     if (job->owned && stage < 64 && job->owned->at[stage] >= 0)
         return owned_stage(job, cx, &job->owned->st[job->owned->at[stage]], smap, (int)fn, sb, status, nran);
-    sched_status loaded = b->loaded ? SCHED_CONTINUE : stc__flow_load_batch(job, cx, b);
+    sched_status loaded = b->loaded ? was_loaded : stc__flow_load_batch(job, cx, b);
     flow_away *a = rt->remote.start ? malloc(sizeof *a) : NULL;
     buf req = BUF_INIT;
-    if (request_encode(job, smap, (int)fn, stage, b, &req, NULL) != 0) {
+    keep = keep || (stage < 64 && (atomic_load(&job->ctx_asked) >> stage & 1)); /* (a peer asked lately) */
+    if (request_encode(job, smap, (int)fn, stage, b, &req, NULL, keep) != 0) {
         stc__buf_free(&req);
         free(a);
         return false; /* runs here; the frames stay loaded */
     }
     if (a) {
-        *a = (flow_away){.req = req, .peer = -1, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        *a = (flow_away){.req = req, .keep = keep, .peer = -1, .pool = rt->pool, .sb = sb, .loaded = loaded};
         b->away = a; /* before start: the reply may come before it returns */
         if (rt->remote.start(rt->remote.ud, a->req.data, a->req.len, away_done, a) == 0) {
             *status = SCHED_AWAY;
@@ -496,6 +536,15 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
     size_t replen = 0;
     uint64_t t0 = flow_now_ns();
     int rc = rt->remote.call(rt->remote.ud, req.data, req.len, &rep, &replen);
+    if (!keep && asks_context(rc, rep, replen)) { /* again, with the context */
+        asked_context(rt, req.len, rep, replen);
+        keep = true;
+        rep = NULL, replen = 0;
+        stc__buf_free(&req);
+        req = (buf)BUF_INIT;
+        rc = request_encode(job, smap, (int)fn, stage, b, &req, NULL, true);
+        if (rc == 0) rc = rt->remote.call(rt->remote.ud, req.data, req.len, &rep, &replen);
+    }
     *wait_ns = flow_now_ns() - t0;
     size_t sent = req.len;
     stc__buf_free(&req);
@@ -504,6 +553,7 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
         *wait_ns = 0;
         return false;
     }
+    if (keep && stage < 64) atomic_fetch_and(&job->ctx_asked, ~((uint64_t)1 << stage)); /* kept there now */
     if (loaded == SCHED_STOP) *status = SCHED_STOP;
     return true;
 }

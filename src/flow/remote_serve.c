@@ -28,7 +28,35 @@ struct flow_remote_server {
     eval_tstate *shards; /* the owned shard stages' shard maps held here (ready: held),
                             by keyed thread x FLOW_MAX_SHARDS + shard */
     flow_remote_seen seen; /* what the last request was (stc__flow_remote_server_seen) */
+    /* Contexts kept for later batches (FLOW_CTX_KEEP, remote_wire.h), the
+     * least recently used dropped first. */
+    struct serve_ctx *kept;
+    int nkept;
+    size_t kept_bytes;
+    uint64_t clock; /* requests that used a kept context, for their last use */
 };
+
+/* A request's context (remote_wire.h): the read-only threads' states it
+ * lends its batch and the captures, decoded; kept (key, len, used) or for
+ * one batch. */
+typedef struct serve_ctx {
+    flow_ctx_key key;
+    size_t len;
+    uint64_t used;
+    int nstates;
+    int *threads;
+    stc_value *states;
+    stc_value *caps;
+    size_t ncaps;
+} serve_ctx;
+
+static void ctx_free(serve_ctx *c)
+{
+    release_n(c->states, (size_t)c->nstates);
+    release_n(c->caps, c->ncaps);
+    free(c->threads), free(c->states), free(c->caps);
+    *c = (serve_ctx){0};
+}
 
 flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
 {
@@ -47,8 +75,9 @@ flow_remote_server *stc__flow_remote_server_new(const ir_program *p)
     for (int t = 0; s->states && t < p->nthreads; t++)
         s->states[t] = (eval_tstate){.value = stc_value_unit(), .init = stc_value_unit()};
     s->shards = calloc((size_t)p->nthreads * FLOW_MAX_SHARDS + 1, sizeof *s->shards);
+    s->kept = calloc(FLOW_CTX_KEPT, sizeof *s->kept);
     for (int i = 0; s->shards && i < p->nthreads * FLOW_MAX_SHARDS; i++) s->shards[i].value = stc_value_unit();
-    if (!s->fi || !s->names || !s->plans || !s->plan_shards || !s->reads || !s->states || !s->shards) {
+    if (!s->fi || !s->names || !s->plans || !s->plan_shards || !s->reads || !s->states || !s->shards || !s->kept) {
         stc__flow_remote_server_free(s);
         return NULL;
     }
@@ -69,6 +98,8 @@ void stc__flow_remote_server_free(flow_remote_server *s)
     free(s->states);
     for (int i = 0; s->shards && i < s->p->nthreads * FLOW_MAX_SHARDS; i++) val_release(s->shards[i].value);
     free(s->shards);
+    for (int i = 0; i < s->nkept; i++) ctx_free(&s->kept[i]);
+    free(s->kept);
     stc__flow_remote_names_free(s->names);
     stc__flow_info_free(s->fi);
     free(s);
@@ -202,9 +233,10 @@ typedef struct serve_req {
     eval_tstate *shard;   /* a keyed thread's shard stage: its shard map held here */
 } serve_req;
 
-/* The rest of a request after its states: the captures and the items,
- * run through stage q->stage of q->pl; the reply. */
-static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void **reply, size_t *reply_len)
+/* The rest of a request after its context: the items, run through stage
+ * q->stage of q->pl with captures caps (q->ncaps, borrowed); the reply. */
+static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, const stc_value *caps, void **reply,
+                       size_t *reply_len)
 {
     rd r = *rp;
     const wire_funcs *wf = &s->names->wf;
@@ -218,10 +250,7 @@ static int serve_items(flow_remote_server *s, rd *rp, const serve_req *q, void *
     const stc_value absent = {.tag = STC_T_INVALID};
     for (size_t j = 0; j < nslots && frame && came; j++) frame[j] = came[j] = j < ncaps ? stc_value_unit() : absent;
     const uint8_t *reads = q->reads;
-    for (size_t j = 0; !rc && j < ncaps; j++) {
-        frame[j] = rd_val(&r, wf);
-        rc = r.rc;
-    }
+    for (size_t j = 0; !rc && j < ncaps; j++) frame[j] = val_retain(caps[j]);
     flow_job job = {.plan = pl, .base_depth = (int)q->depth, .thread = q->th ? s->p->threads[q->th - 1]->name : NULL,
                     .err_index = -1, .err_sub = LLONG_MAX};
     pthread_mutex_init(&job.err_lock, NULL); /* an inner smap's shards record elements' errors (shards.c) */
@@ -340,18 +369,127 @@ static bool lendable_thread(const flow_remote_server *s, uint64_t t)
            !s->p->threads[t]->keyed;
 }
 
-static int lend_states(flow_remote_server *s, rd *r, uint64_t k, lent *ln)
+/* Decodes a context (remote_wire.h) with ncaps captures from r into c. */
+static int ctx_decode(flow_remote_server *s, rd *r, uint64_t ncaps, serve_ctx *c)
 {
-    if (!(ln->v = malloc((size_t)k * sizeof *ln->v))) return STC_ENOMEM;
+    uint64_t k = rd_uv(r);
+    if (r->rc || k > (uint64_t)s->p->nthreads) return r->rc ? r->rc : STC_EINVAL;
+    c->threads = malloc((size_t)k * sizeof *c->threads + 1);
+    c->states = malloc((size_t)k * sizeof *c->states + 1);
+    c->caps = malloc((size_t)ncaps * sizeof *c->caps + 1);
+    if (!c->threads || !c->states || !c->caps) return STC_ENOMEM;
     for (uint64_t i = 0; i < k; i++) {
         uint64_t t = rd_uv(r);
         if (r->rc || !lendable_thread(s, t)) return r->rc ? r->rc : STC_EINVAL;
         stc_value v = rd_val(r, &s->names->wf);
         if (r->rc) return r->rc;
-        ln->v[ln->n++] = (struct lent_one){(int)t, s->states[t].value, s->states[t].ready};
-        s->states[t].value = v;
+        c->threads[c->nstates] = (int)t;
+        c->states[c->nstates++] = v;
+    }
+    for (uint64_t j = 0; j < ncaps; j++) {
+        stc_value v = rd_val(r, &s->names->wf);
+        if (r->rc) return r->rc;
+        c->caps[c->ncaps++] = v;
+    }
+    return 0;
+}
+
+/* An owned stage's request's captures (ncaps) from r into c (no states:
+ * its own came before them). */
+static int ctx_decode_caps(flow_remote_server *s, rd *r, uint64_t ncaps, serve_ctx *c)
+{
+    if (!(c->caps = malloc((size_t)ncaps * sizeof *c->caps + 1))) return STC_ENOMEM;
+    for (uint64_t j = 0; j < ncaps; j++) {
+        stc_value v = rd_val(r, &s->names->wf);
+        if (r->rc) return r->rc;
+        c->caps[c->ncaps++] = v;
+    }
+    return 0;
+}
+
+/* Lends context c's states to the batch: thread t's value is put in the
+ * server's states, what was there kept in ln to be put back. */
+static int lend_states(flow_remote_server *s, const serve_ctx *c, lent *ln)
+{
+    if (!(ln->v = malloc((size_t)c->nstates * sizeof *ln->v + 1))) return STC_ENOMEM;
+    for (int i = 0; i < c->nstates; i++) {
+        int t = c->threads[i];
+        ln->v[ln->n++] = (struct lent_one){t, s->states[t].value, s->states[t].ready};
+        s->states[t].value = val_retain(c->states[i]);
         s->states[t].ready = true;
     }
+    return 0;
+}
+
+/* The kept context named key and len, made the most recently used; NULL. */
+static serve_ctx *ctx_find(flow_remote_server *s, flow_ctx_key key, uint64_t len)
+{
+    for (int i = 0; i < s->nkept; i++) {
+        serve_ctx *c = &s->kept[i];
+        if (c->len == len && c->key.h[0] == key.h[0] && c->key.h[1] == key.h[1]) {
+            c->used = ++s->clock;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/* Keeps context c (moved in), dropping the least recently used ones to
+ * stay within FLOW_CTX_KEPT and FLOW_CTX_KEPT_BYTES. */
+static serve_ctx *ctx_keep(flow_remote_server *s, serve_ctx *c)
+{
+    while (s->nkept > 0 && (s->nkept == FLOW_CTX_KEPT || s->kept_bytes + c->len > FLOW_CTX_KEPT_BYTES)) {
+        int old = 0;
+        for (int i = 1; i < s->nkept; i++)
+            if (s->kept[i].used < s->kept[old].used) old = i;
+        s->kept_bytes -= s->kept[old].len;
+        ctx_free(&s->kept[old]);
+        s->kept[old] = s->kept[--s->nkept];
+    }
+    c->used = ++s->clock;
+    s->kept_bytes += c->len;
+    s->kept[s->nkept] = *c;
+    *c = (serve_ctx){0};
+    return &s->kept[s->nkept++];
+}
+
+/* A replicated stage's request's context (remote_wire.h) from r: *cp the
+ * context to use (one kept, or *own decoded for this batch); *ask when
+ * the request names a context not kept here (answer "STCn"). */
+static int ctx_read(flow_remote_server *s, rd *r, uint64_t ncaps, serve_ctx *own, const serve_ctx **cp, bool *ask)
+{
+    uint64_t mode = rd_uv(r);
+    if (r->rc || mode > FLOW_CTX_KEEP) return r->rc ? r->rc : STC_EINVAL;
+    *ask = false;
+    if (mode == FLOW_CTX_INLINE) {
+        *cp = own;
+        return ctx_decode(s, r, ncaps, own);
+    }
+    const uint8_t *kb = rd_bytes(r, 16);
+    uint64_t len = rd_uv(r);
+    if (r->rc || len > FLOW_REMOTE_CTX_MAX) return r->rc ? r->rc : STC_EINVAL;
+    flow_ctx_key key = {{0, 0}};
+    for (int i = 0; i < 16; i++) key.h[i / 8] |= (uint64_t)kb[i] << (8 * (i % 8));
+    const serve_ctx *c = ctx_find(s, key, len);
+    if (mode == FLOW_CTX_REF) {
+        *ask = !c;
+        *cp = c;
+        return 0;
+    }
+    const uint8_t *bytes = rd_bytes(r, (size_t)len);
+    if (!bytes) return r->rc;
+    if (c) { /* (kept already: another batch brought it first) */
+        *cp = c;
+        return 0;
+    }
+    flow_ctx_key got = flow_ctx_key_of(bytes, (size_t)len);
+    if (got.h[0] != key.h[0] || got.h[1] != key.h[1]) return STC_EINVAL;
+    rd sub = {bytes, (size_t)len, 0, 0};
+    int rc = ctx_decode(s, &sub, ncaps, own);
+    if (!rc && sub.at != sub.n) rc = STC_EINVAL;
+    if (rc) return rc;
+    own->key = key, own->len = (size_t)len;
+    *cp = ctx_keep(s, own);
     return 0;
 }
 
@@ -406,9 +544,9 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
         return STC_EINVAL;
     s->seen = (flow_remote_seen){FLOW_SEEN_BATCH, (int)smap, (int)fn, (int)stage, 0};
     const wire_funcs *wf = &s->names->wf;
-    uint64_t k = rd_uv(&r);
-    if (r.rc || k > (uint64_t)s->p->nthreads) return STC_EINVAL;
     if (owned) { /* the stage's first batch brings its threads' states */
+        uint64_t k = rd_uv(&r);
+        if (r.rc || k > (uint64_t)s->p->nthreads) return STC_EINVAL;
         for (uint64_t i = 0; i < k; i++) {
             int keyed;
             eval_tstate *st = r.rc ? NULL : owned_slot(s, rd_uv(&r), &keyed);
@@ -435,11 +573,21 @@ static int serve(flow_remote_server *s, const void *req, size_t len, void **repl
         q.shard = &s->shards[ks->thread * FLOW_MAX_SHARDS + pl->stages[stage].shard];
         if (!owned || !q.shard->ready) return STC_EINVAL;
     }
-    if (owned || !k) return serve_items(s, &r, &q, reply, reply_len);
-    lent ln = {0, NULL}; /* read-only threads' states, for this batch only */
-    int rc = lend_states(s, &r, k, &ln);
-    if (rc == 0) rc = serve_items(s, &r, &q, reply, reply_len);
-    lend_end(s, &ln);
+    serve_ctx own = {0};
+    const serve_ctx *c = NULL;
+    bool ask = false;
+    int rc = owned ? ctx_decode_caps(s, &r, ncaps, &own) : ctx_read(s, &r, ncaps, &own, &c, &ask);
+    if (owned) c = &own;
+    if (rc == 0 && ask) { /* "send the context": nothing runs */
+        if (!(*reply = malloc(4))) rc = STC_ENOMEM;
+        else memcpy(*reply, "STCn", 4), *reply_len = 4;
+    } else if (rc == 0) {
+        lent ln = {0, NULL}; /* read-only threads' states, for this batch only */
+        rc = lend_states(s, c, &ln);
+        if (rc == 0) rc = serve_items(s, &r, &q, c->caps, reply, reply_len);
+        lend_end(s, &ln);
+    }
+    ctx_free(&own);
     return rc;
 }
 

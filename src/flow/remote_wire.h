@@ -3,10 +3,18 @@
  * answering side) share: the messages' layout and a reader of them.
  *
  * Request:  "STCq" smap fn nshards stage base_depth first n nslots nflags
- *           ncaps thread+1, nstates and per state its thread number and
- *           value (the read-only threads the stage reaches: every batch
- *           carries them, the peer keeps them for that batch only), the
- *           captures, then per item: dead byte, and for a live item its
+ *           ncaps thread+1, then the batch's context: what every batch of
+ *           the stage in a job carries alike, "nstates, per state its
+ *           thread number and value (the read-only threads the stage
+ *           reaches), the captures", as a mode and: FLOW_CTX_INLINE, the
+ *           context's bytes (the peer lends the states for that batch
+ *           only); FLOW_CTX_REF, its key (16 bytes) and length: the peer
+ *           holds it, or answers "STCn" (send the context) and runs
+ *           nothing; FLOW_CTX_KEEP, key, length and the bytes, which the
+ *           peer checks against the key and keeps for later batches
+ *           (content-addressed: a context equal byte for byte is the same
+ *           whatever job sends it, so nothing kept can be stale).  Then
+ *           per item: dead byte, and for a live item its
  *           flags and the slots (from ncaps on) the stage reads
  *           (stc__flow_stage_reads, owned.c: both ends compute them from
  *           the plan), in slot order; the peer holds the others as
@@ -27,7 +35,7 @@
  *           (owned.c): the STCq header, then nstates and per state its
  *           thread number and value (the stage's first batch carries its
  *           threads' states, later ones none: the peer keeps them), then
- *           captures and items as STCq; replied to as STCq, but for
+ *           its captures (with every batch: no context) and items as STCq; replied to as STCq, but for
  *           the serving thread's CPU time on the batch's items (ns) after
  *           nran: "STCa" nran work ... (owned.c's placement measures the
  *           stage on its peer).  A keyed thread's shard stage's state is
@@ -40,8 +48,8 @@
  * nshards is the runtime's fi->nshards (keyed threads' shard stages
  * depend on the worker count): the server builds its plan with the same,
  * so the stage numbers agree.  Numbers are LEB128 varints, values wire.h's.
- * A request carries the slots the stage reads and the captures once per
- * batch; a reply only the slots the stage changed (a byte per slot of the
+ * A request carries the slots the stage reads (and an owned stage's
+ * captures) once per batch; a reply only the slots the stage changed (a byte per slot of the
  * frame, each way, cost more than the values on logstats: DESIGN.md 7c). */
 #ifndef STC_FLOW_REMOTE_WIRE_H
 #define STC_FLOW_REMOTE_WIRE_H
@@ -54,9 +62,39 @@
 #include "value/value.h"
 #include "value/wire.h"
 
-/* A replicated stage whose read-only threads' states take more bytes than
- * this runs here: they go with every batch (owned.c job_states). */
-#define FLOW_REMOTE_STATES_MAX 4096
+/* A replicated stage's context (owned.c job_contexts): up to
+ * FLOW_CTX_SMALL bytes it goes with every batch (FLOW_CTX_INLINE); a larger
+ * one goes to each peer once and is named by its key after (a join against
+ * a captured table of a few MB sent with every batch took 18.6 s for 3,000
+ * lines at -np 2, against 0.03 s on one machine); a stage whose context is
+ * larger than FLOW_REMOTE_CTX_MAX runs here.  A peer keeps at most
+ * FLOW_CTX_KEPT contexts of FLOW_CTX_KEPT_BYTES bytes in all, dropping the
+ * least recently used (a batch naming a dropped one gets "STCn" and is
+ * sent again with the bytes). */
+enum { FLOW_CTX_INLINE = 0, FLOW_CTX_REF = 1, FLOW_CTX_KEEP = 2 };
+#define FLOW_CTX_SMALL 1024
+#define FLOW_REMOTE_CTX_MAX ((size_t)64 << 20)
+#define FLOW_CTX_KEPT 8
+#define FLOW_CTX_KEPT_BYTES ((size_t)128 << 20)
+
+/* A context's key: two independent 64-bit hashes of its bytes (FNV-1a and
+ * a multiply-xorshift), so that two different contexts of a run sharing a
+ * key is not a practical concern. */
+typedef struct flow_ctx_key {
+    uint64_t h[2];
+} flow_ctx_key;
+
+static inline flow_ctx_key flow_ctx_key_of(const void *data, size_t n)
+{
+    const uint8_t *p = data;
+    uint64_t a = 0xcbf29ce484222325u, b = 0x9e3779b97f4a7c15u ^ n;
+    for (size_t i = 0; i < n; i++) {
+        a = (a ^ p[i]) * 0x100000001b3u;
+        b = (b ^ p[i]) * 0xff51afd7ed558ccdu;
+        b ^= b >> 29;
+    }
+    return (flow_ctx_key){{a, b}};
+}
 
 typedef struct flow_remote_names {
     ir_fun_table ft;

@@ -27,6 +27,8 @@ struct tfake {
     size_t first_peer_len;     /* (lock) */
     void *first;               /* (lock) a copy of the first request */
     size_t first_len;          /* (lock) */
+    void *largest;             /* (lock) a copy of the longest request (peer -1) */
+    size_t largest_len;        /* (lock) */
     stc_remote_server *peer_server[TFAKE_PEERS]; /* the peers' (start_to) */
     struct tfake_away {        /* (lock) asynchronous requests held, in order */
         int peer;              /* -1: start's (a slot), else start_to's */
@@ -55,6 +57,13 @@ static void tfake_keep_first(tfake *f, const void *req, size_t len)
     if (!f->first && (f->first = malloc(len ? len : 1))) {
         memcpy(f->first, req, len);
         f->first_len = len;
+    }
+    void *copy;
+    if (len > f->largest_len && (copy = malloc(len))) {
+        memcpy(copy, req, len);
+        free(f->largest);
+        f->largest = copy;
+        f->largest_len = len;
     }
 }
 
@@ -226,6 +235,17 @@ void *tfake_take_first_peer(tfake *f, size_t *len)
     return p;
 }
 
+void *tfake_take_largest(tfake *f, size_t *len)
+{
+    pthread_mutex_lock(&f->lock);
+    void *p = f->largest;
+    *len = f->largest_len;
+    f->largest = NULL;
+    f->largest_len = 0;
+    pthread_mutex_unlock(&f->lock);
+    return p;
+}
+
 long long tfake_peer_served(tfake *f)
 {
     pthread_mutex_lock(&f->lock);
@@ -252,6 +272,7 @@ long long tfake_stop(tfake *f, void **first, size_t *first_len)
     for (int i = 0; i < TFAKE_PEERS; i++) stc_remote_server_free(f->peer_server[i]);
     free(f->away);
     free(f->first_peer);
+    free(f->largest);
     pthread_cond_destroy(&f->cond);
     pthread_mutex_destroy(&f->lock);
     free(f);

@@ -39,6 +39,9 @@ long long tfake_peer_served(tfake *f);
 /* A copy of the first request a peer got (malloc'd, *len its length; NULL
  * if none), taken: the caller frees it. */
 void *tfake_take_first_peer(tfake *f, size_t *len);
+/* A copy of the longest request start or call got so far (malloc'd, *len
+ * its length; NULL if none), taken: the caller frees it. */
+void *tfake_take_largest(tfake *f, size_t *len);
 /* The server answering start's and call's requests (peer -1), or peer's;
  * read it only between runs (its counts, stc_remote_server_stage). */
 stc_remote_server *tfake_server(tfake *f, int peer);

@@ -42,6 +42,8 @@ static void ro_check(const char *src, tfake_mode mode, int workers, int peers, s
     stc_env_free(env);
 }
 
+static char *answer(stc_remote_server *s, const void *q, size_t len, size_t *rl);
+
 /* Read-only threads with a list state and a float state, called and read
  * by state(t) in replicated stages of two smaps; main calls r and a
  * writing thread between them.  Both smaps' stages need the states. */
@@ -118,24 +120,124 @@ TEST(remote_readonly_after_an_owned_stage)
     }
 }
 
-/* A read-only state of more than FLOW_REMOTE_STATES_MAX (4 KiB) encoded
- * does not go with every batch: its stage runs here (the same outcome);
- * the same program with a small state sends its batches. */
-TEST(remote_readonly_large_states_stay_here)
+/* A stage's context (its read-only threads' states and captures) of more
+ * than FLOW_CTX_SMALL (1 KiB) encoded goes to each peer once and is named
+ * by its key after: its batches go, the outcome is the reference's, and
+ * far fewer bytes travel than a copy of the state a batch (a state of
+ * 30,000 ints is 30,000 bytes at least, which a request carrying it
+ * would add to the average; the transport holds at most 2 requests, so a
+ * few go with the bytes, however many batches).  A small one goes with
+ * every batch, as before. */
+TEST(remote_readonly_large_states_go_once)
 {
     static const char fmt[] = "fun look(x, s) = (x * 3 + len(s), s)\n"
                               "thread r = look init range(0, %d)\n"
-                              "main = smap(fn x => r(x), range(0, 2000))\n";
-    static const int sizes[] = {100, 3000};
-    for (int i = 0; i < 2; i++) {
-        char src[256];
-        snprintf(src, sizeof src, fmt, sizes[i]);
+                              "main = smap(fn x => r(x) + nth(state(r), x %% 100), range(0, 20000))\n";
+    static const int sizes[] = {100, 30000};
+    static const tfake_mode modes[] = {TFAKE_SERVE, TFAKE_ASYNC, TFAKE_ASYNC_NOW};
+    for (int i = 0; i < 2; i++)
+        for (int m = 0; m < 3; m++)
+            for (int workers = 1; workers <= 3; workers += 2) {
+                char src[256];
+                snprintf(src, sizeof src, fmt, sizes[i]);
+                stc_run_stats st = {0};
+                ro_check(src, modes[m], workers, 0, &st, NULL);
+                CHECK(st.remote_batches > 0);
+                CHECK_INT(st.remote_declined, 0);
+                /* (the context is ~3.7 bytes an int: at most 6 copies however many batches) */
+                if (sizes[i] > 1000) CHECK(st.remote_bytes_sent < 6LL * 4 * sizes[i] + st.remote_batches * 4000);
+            }
+}
+
+/* The join a user writes: a table made in main, captured by the mapped
+ * function.  Its batches go, its context once a peer (bytes as above). */
+TEST(remote_captured_table_goes_once)
+{
+    static const char src[] =
+        "fun main_of(n) =\n"
+        "  let table = to_map(smap(fn i => (concat(\"k\", str(i)), i * 7), range(0, n))) in\n"
+        "  smap(fn x => get(table, concat(\"k\", str(x % 3000)), -1) + x, range(0, 20000))\n"
+        "main = main_of(3000)\n";
+    static const tfake_mode modes[] = {TFAKE_SERVE, TFAKE_ASYNC, TFAKE_ASYNC_NOW};
+    for (int m = 0; m < 3; m++)
+        for (int workers = 1; workers <= 3; workers += 2) {
+            stc_run_stats st = {0};
+            ro_check(src, modes[m], workers, 0, &st, NULL);
+            CHECK(st.remote_batches > 0);
+            CHECK_INT(st.remote_declined, 0);
+            CHECK(st.remote_bytes_sent < 6LL * 3000 * 14 + st.remote_batches * 4000); /* the table: ~12 bytes a key */
+        }
+}
+
+/* Ten smaps, each capturing a list of its own (ten contexts, more than a
+ * peer keeps: FLOW_CTX_KEPT, 8), run twice: in the second round each was
+ * dropped by the later ones (least recently used) and goes again; with
+ * eight the second round finds them all.  The outcome is the reference's
+ * either way. */
+static long long kept_round_bytes(int lists, int rounds)
+{
+    char src[2048];
+    int at = snprintf(src, sizeof src, "fun go(k) = (");
+    for (int i = 0; i < lists; i++)
+        at += snprintf(src + at, sizeof src - (size_t)at,
+                       "%slet t = range(k + %d, k + %d) in smap(fn x => x + nth(t, x %% 50), range(0, 300))",
+                       i ? ", " : "", i, i + 1500);
+    snprintf(src + at, sizeof src - (size_t)at, ")\nmain = (go(0)%s)\n", rounds == 2 ? ", go(0)" : "");
+    stc_run_stats st = {0};
+    ro_check(src, TFAKE_SERVE, 1, 0, &st, NULL);
+    CHECK_INT(st.remote_declined, 0);
+    return st.remote_bytes_sent;
+}
+
+TEST(remote_contexts_dropped_least_recently_used)
+{
+    long long ten1 = kept_round_bytes(10, 1), ten2 = kept_round_bytes(10, 2);
+    long long eight1 = kept_round_bytes(8, 1), eight2 = kept_round_bytes(8, 2);
+    CHECK(ten1 > 10 * 1500 && eight1 > 8 * 1500); /* every list went once */
+    CHECK(ten2 * 10 > ten1 * 17);                  /* all ten again */
+    CHECK(eight2 * 10 < eight1 * 14);              /* none again */
+}
+
+/* What a peer does with a context: a request naming one it does not hold
+ * is answered "STCn" and runs nothing; once a request brought it, the
+ * first request is answered as the one that brought it (the same batch);
+ * every prefix and corruptions of the bringing request are refused or
+ * answered, never a crash or a leak (a context whose bytes do not match
+ * its key is refused). */
+TEST(remote_context_asked_for_then_kept)
+{
+    static const char src[] = "fun look(x, s) = (x * 3 + len(s), s)\n"
+                              "thread r = look init range(0, 5000)\n"
+                              "main = smap(fn x => r(x), range(0, 3000))\n";
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, src, "ro.stc"), *twin = UNIT_COMPILE(env, src, "ro.stc");
+    tfake *f = prog && twin ? tfake_start(twin, TFAKE_SERVE) : NULL;
+    unsigned char *first = NULL, *keep = NULL;
+    size_t lf = 0, lk = 0;
+    if (f) {
         stc_run_stats st = {0};
-        ro_check(src, TFAKE_SERVE, 2, 0, &st, NULL);
-        if (sizes[i] < 1000) CHECK(st.remote_batches > 0);
-        else CHECK_INT(st.remote_batches, 0);
-        CHECK_INT(st.remote_declined, 0);
+        free(unit_outcome(prog, (stc_run_opts){.workers = 1, .remote = tfake_remote(f)}, &st));
+        keep = tfake_take_largest(f, &lk);
+        tfake_stop(f, (void **)&first, &lf);
     }
+    CHECK(first != NULL && keep != NULL && lk > lf + 5000);
+    stc_remote_server *s = prog ? stc_remote_server_new(prog) : NULL, *t = prog ? stc_remote_server_new(prog) : NULL;
+    CHECK(s != NULL && t != NULL);
+    if (first && keep && s && t) {
+        size_t l1, l2, l3;
+        char *ask = answer(s, first, lf, &l1), *ra = answer(s, keep, lk, &l2), *rb = answer(s, first, lf, &l3);
+        CHECK(ask && l1 == 4 && memcmp(ask, "STCn", 4) == 0);
+        CHECK(ra && rb && l2 > 4 && memcmp(ra, "STCa", 4) == 0 && l2 == l3 && memcmp(ra, rb, l2) == 0);
+        free(ask), free(ra), free(rb);
+        CHECK_INT(tfake_hammer(t, keep, lk, 17, 300), 0);
+    }
+    stc_remote_server_free(s);
+    stc_remote_server_free(t);
+    free(first);
+    free(keep);
+    stc_program_free(prog);
+    stc_program_free(twin);
+    stc_env_free(env);
 }
 
 /* The first request of src's run (malloc'd; NULL if none). */
