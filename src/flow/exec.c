@@ -198,6 +198,7 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
      * FLOW_TIME_EVERY after them (clock_gettime is 20-50 ns in a VM). */
     b->timed = sb->seq < FLOW_TIME_EVERY || sb->seq % FLOW_TIME_EVERY == 0;
     b->away = NULL;
+    b->ctx_retried = false;
     memset(b->dead, 0, size);
     memset(b->flags, 0, nflags);
     if (job->stream) {
@@ -469,6 +470,7 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
     atomic_init(&job->live, 0);
     atomic_init(&job->peak, 0);
     atomic_init(&job->ctx_asked, 0);
+    atomic_init(&job->ctx_kept, 0);
     pthread_mutex_init(&job->err_lock, NULL);
     pthread_mutex_init(&job->spare_lock, NULL);
     for (int i = 0; i < rt->workers; i++) stc__eval_ctx_share(&rt->wcx[i].cx, cx);

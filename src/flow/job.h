@@ -31,6 +31,8 @@ typedef struct flow_batch {
     bool loaded;        /* frames of every live item filled (by stage 0) */
     bool direct;        /* run by flow_direct_items: no frame used, a list's results
                            already in the result list, a stream's in its result slot */
+    bool ctx_retried;   /* at a remote stage: asked for its context once, sent again
+                           without it (remote_send.c); a second ask sends it */
     bool timed;         /* the pipeline times its stage activations (busy_ns): the
                            first batches and one in FLOW_TIME_EVERY (exec.c) */
     uint64_t busy_ns;   /* stage time spent on it (timed, or fused) */
@@ -124,6 +126,10 @@ typedef struct flow_job {
     /* Bit t: a peer asked for stage t's context ("STCn", remote_wire.h), so
      * its requests carry the bytes until one that did is answered (atomic). */
     atomic_uint_fast64_t ctx_asked;
+    /* Requests that carried a context to keep and were answered (atomic):
+     * a batch asked for its context goes again without it when one was
+     * answered since it left (the peer likely holds it now). */
+    atomic_uint_fast64_t ctx_kept;
     pthread_mutex_t err_lock;
     long long err_index;      /* earliest failing item, -1 (err_lock) */
     long long err_sub;        /* and element of its inner smap, LLONG_MAX: none (err_lock) */

@@ -209,6 +209,13 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
     return r.rc;
 }
 
+/* Whether reply rep (rc, replen) is a peer's "STCn": it does not hold
+ * the context the request named, and ran nothing (remote_wire.h). */
+static bool asks_context(int rc, const void *rep, size_t replen)
+{
+    return rc == 0 && rep && replen == 4 && memcmp(rep, "STCn", 4) == 0;
+}
+
 /* A batch away at a remote stage (stc_remote.start): its request, kept
  * until the reply comes, and the reply.  The transport writes rc, rep and
  * replen, then resumes the batch (the pool's lock orders that before the
@@ -216,6 +223,10 @@ static int reply_decode(flow_job *job, const flow_batch *b, const void *p, size_
 typedef struct flow_away {
     buf req;
     bool keep;           /* a replicated stage's request carried its context to keep */
+    atomic_uint_fast64_t *asked; /* and its job's ctx_asked, cleared of bit once answered */
+    atomic_uint_fast64_t *kept;  /* and its job's ctx_kept, counted then */
+    uint64_t bit;
+    uint64_t kept_then;  /* ctx_kept when it left */
     int peer;            /* an owned stage's batch: its peer (else -1) */
     flow_owned_stage *o; /* and its stage, until it is decided (else NULL) */
     bool shard;          /* and it is a keyed thread's shard stage */
@@ -235,6 +246,10 @@ static void away_done(void *token, int rc, void *reply, size_t reply_len)
         const uint8_t *magic = rd_bytes(&r, 4);
         uint64_t nran = rd_uv(&r), work = rd_uv(&r);
         if (!r.rc && memcmp(magic, "STCa", 4) == 0 && nran <= INT32_MAX) stc__flow_owned_measured(a->o, work, (int)nran);
+    }
+    if (a->keep && rc == 0 && reply && !asks_context(rc, reply, reply_len)) { /* kept there now */
+        atomic_fetch_and(a->asked, ~a->bit);
+        atomic_fetch_add(a->kept, 1);
     }
     a->rc = rc;
     a->rep = reply;
@@ -453,12 +468,6 @@ int stc__flow_owned_recall(flow_job *job, eval_ctx *cx, flow_owned_stage *o, boo
     return 0;
 }
 
-/* Whether reply rep (rc, replen) is a peer's "STCn": it does not hold
- * the context the request named, and ran nothing (remote_wire.h). */
-static bool asks_context(int rc, const void *rep, size_t replen)
-{
-    return rc == 0 && rep && replen == 4 && memcmp(rep, "STCn", 4) == 0;
-}
 
 /* Counts a request answered "STCn" (a request and a reply, as the
  * transport counts them) and frees the reply. */
@@ -483,18 +492,21 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
         flow_away *a = b->away; /* the peer lacks the context: again, with it */
         b->away = NULL;
         asked_context(rt, a->req.len, a->rep, a->replen);
-        if (stage < 64) atomic_fetch_or(&job->ctx_asked, (uint64_t)1 << stage);
+        /* With the bytes, unless a request that carried them was answered
+         * since this one left; and the stage's next ones with them too. */
+        keep = b->ctx_retried || atomic_load(&job->ctx_kept) == a->kept_then;
+        b->ctx_retried = !keep;
+        if (keep && stage < 64) atomic_fetch_or(&job->ctx_asked, (uint64_t)1 << stage);
         was_loaded = a->loaded;
         stc__buf_free(&a->req);
         free(a);
-        keep = true;
     }
     if (b->away) { /* back from another process */
         flow_away *a = b->away;
         b->away = NULL;
+        b->ctx_retried = false;
         uint64_t work = 0; /* (counted as it came: away_done) */
         bool ok = reply_adopt(job, cx, b, a->rc, a->rep, a->replen, a->req.len, status, nran, a->peer >= 0, &work);
-        if (ok && a->keep && stage < 64) atomic_fetch_and(&job->ctx_asked, ~((uint64_t)1 << stage)); /* kept there now */
         if (ok && a->shard) atomic_fetch_add(&job->rt->remote_shard_serial, 1);
         if (!ok && a->peer >= 0) { /* the peer ran it (its states moved on): it cannot run here */
             owned_fail(job, cx, b, a->peer, "a batch of a serial stage came back unreadable");
@@ -521,7 +533,9 @@ bool stc__flow_remote_stage(flow_job *job, eval_ctx *cx, int stage, sched_batch 
         return false; /* runs here; the frames stay loaded */
     }
     if (a) {
-        *a = (flow_away){.req = req, .keep = keep, .peer = -1, .pool = rt->pool, .sb = sb, .loaded = loaded};
+        *a = (flow_away){.req = req, .keep = keep, .asked = &job->ctx_asked, .kept = &job->ctx_kept,
+                         .bit = stage < 64 ? (uint64_t)1 << stage : 0, .kept_then = atomic_load(&job->ctx_kept),
+                         .peer = -1, .pool = rt->pool, .sb = sb, .loaded = loaded};
         b->away = a; /* before start: the reply may come before it returns */
         if (rt->remote.start(rt->remote.ud, a->req.data, a->req.len, away_done, a) == 0) {
             *status = SCHED_AWAY;
