@@ -96,7 +96,7 @@ progs=(
     "comp_read (paper, read-only f, h)|bench/paper/comp_read.stc|"
     "pure (64 x 2 ms items, replicated)|bench/mpi/pure.stc|"
     "logstats $lines lines|examples/logstats/logstats.stc|--quiet --input $log"
-    "join ($lines lines, a 50,000-path table)|bench/mpi/join.stc|--quiet --input $log"
+    "join ($lines lines, 20,000-path table)|bench/mpi/join.stc|--quiet --input $log"
     "wordfreq (keyed word count, $words words)|examples/wordfreq/wordfreq.stc|--quiet --input $text"
 )
 
