@@ -114,9 +114,13 @@ measure() { # measure GROUP-ARRAY-NAME LABEL: one table block
     done
 }
 
-echo "stc COST: medians of $runs interleaved runs; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# The time a cache line takes between the two CPUs now (bench/xcore.c): our
+# VMs' 2-worker figures depend on it (bench/README.md, "Cross-core moves").
+xc() { if [ -x "$build/xcore" ]; then "$build/xcore"; else echo "? (no $build/xcore)"; fi; }
+echo "stc COST: medians of $runs interleaved runs; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), a cache line between CPUs $(xc) ns"
 printf '%-34s %-16s %10s %14s\n' benchmark tool "median s" "/ stc 1 worker"
 measure logstats "logstats, $lines lines"
 measure fib "fib(30)"
 measure cheap "smap of 3M cheap items"
 [ ${#missing[@]} -eq 0 ] || echo "left out (not installed): ${missing[*]}; apt-get install ${missing[*]}"
+echo "a cache line between CPUs after the runs: $(xc) ns"

@@ -77,6 +77,10 @@ for i in "${!cases[@]}"; do
     fi
 done
 
+# The time a cache line takes between the two CPUs now (bench/xcore.c): our
+# VMs' 2-worker figures depend on it (bench/README.md, "Cross-core moves").
+xc() { if [ -x "$build/xcore" ]; then "$build/xcore"; else echo "? (no $build/xcore)"; fi; }
+xc_before=$(xc)
 for ((r = 1; r <= runs; r++)); do
     for i in "${!cases[@]}"; do
         t0=$EPOCHREALTIME
@@ -88,6 +92,7 @@ done
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "logstats over $lines lines: medians of $runs interleaved runs; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "a cache line between CPUs: $xc_before ns before the runs, $(xc) ns after"
 printf '%-28s %8s %10s %10s %8s\n' tool threads "wall s" "CPU s" "2 / 1"
 one=''
 for i in "${!cases[@]}"; do

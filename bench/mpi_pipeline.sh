@@ -48,7 +48,10 @@ mpi=(mpirun --oversubscribe -q)
 longest() { sed -n 's/^pipeline [0-9]*: .*, \([0-9.]*\) ms wall.*/\1/p' | sort -g | tail -1; }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
-echo "rank 0's longest pipeline wall (ms), medians of $runs interleaved runs; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+# The time a cache line takes between the two CPUs now (bench/xcore.c): our
+# VMs' 2-worker figures depend on it (bench/README.md, "Cross-core moves").
+xc() { if [ -x "$build/xcore" ]; then "$build/xcore"; else echo "? (no $build/xcore)"; fi; }
+echo "rank 0's longest pipeline wall (ms), medians of $runs interleaved runs; load average $(cut -d' ' -f1-3 /proc/loadavg), a cache line between CPUs $(xc) ns"
 printf '%-18s %12s %12s %9s\n' program "1 x 2 w" "2 x 1 w" ratio
 for p in "${progs[@]}"; do
     one=() two=()
@@ -63,3 +66,4 @@ for p in "${progs[@]}"; do
     echo "  runs: 1 x 2 ${one[*]}; 2 x 1 ${two[*]}"
 done
 echo "target (issue 14): 2 x 1 within 10% of 1 x 2"
+echo "a cache line between CPUs after the runs: $(xc) ns"

@@ -46,6 +46,10 @@ profile() {
         END { print m, p1, p2 }'
 }
 
+# The time a cache line takes between the two CPUs now (bench/xcore.c): our
+# VMs' 2-worker figures depend on it (bench/README.md, "Cross-core moves").
+xc() { if [ -x "$build/xcore" ]; then "$build/xcore"; else echo "? (no $build/xcore)"; fi; }
+echo "a cache line between CPUs before the runs: $(xc) ns"
 printf '%-14s %9s %9s %7s | %9s %9s %7s | %6s %6s %6s\n' program "1w meas" "1w pred" "err %" "2w meas" "2w pred" \
     "err %" "meas x" "pred1x" "pred2x"
 row() { # NAME FILE [ARGS]
@@ -72,3 +76,4 @@ for f in bench/stream/*.stc; do row "$(basename "$f" .stc)" --input "$input" "$f
 echo "1w pred: the 1-worker time predicted from a 2-worker profile; 2w pred: the 2-worker time predicted"
 echo "from a 1-worker profile; pred1x/pred2x: the speedup predicted by the 1-/2-worker profile"
 echo "(medians of $runs runs; $lines input lines)"
+echo "a cache line between CPUs after the runs: $(xc) ns"
