@@ -57,7 +57,7 @@ int stc_mpi_run_stream(stc_program *prog, const stc_run_opts *opts, const stc_st
  * host's, so its messages never meet the host's own). */
 typedef struct stc_mpi stc_mpi;
 
-#define STC_MPI_CREDITS 2 /* batches away at one serving rank at most (docs/DESIGN.md 7c) */
+#define STC_MPI_CREDITS 3 /* batches away at one serving rank at most (docs/DESIGN.md 7c) */
 
 typedef struct stc_mpi_opts {
     int fault_fd;           /* where a failing MPI call is said; 0: standard error (2) */

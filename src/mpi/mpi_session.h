@@ -19,7 +19,7 @@
 typedef void stc__mpi_done_fn(void *token, int rc, void *reply, size_t reply_len);
 
 typedef struct stc__mpi_away { /* a request away (lock) */
-    bool used, sent;
+    bool used, sent; /* sent: MPI_Test said its send is complete */
     MPI_Request sreq;
     size_t len;
     long long t0; /* when it went (stc__mpi_now) */
@@ -35,6 +35,10 @@ typedef struct stc__mpi_peer {
      * the ring's head. */
     stc__mpi_away *fifo;
     int fhead, fcount, fcap;
+    /* When its next reply is due (transport.c, mpi_loop): the last
+     * reply's look, and the moving average of its service time, 0 before
+     * the first. */
+    long long last_reply_ns, service_ns;
     stc_mpi_peer_stats st;
 } stc__mpi_peer;
 
@@ -47,7 +51,8 @@ struct stc_mpi {
     stc_remote remote;  /* rank 0's executor; ud is this session */
     /* Rank 0's transport (every MPI call during a run holds lock). */
     pthread_mutex_t lock;
-    pthread_cond_t work; /* a request went, or stop */
+    pthread_cond_t work; /* a request went whose reply is due before wake_at, or stop (CLOCK_MONOTONIC) */
+    long long wake_at;   /* the transport thread's next look while it waits (LLONG_MAX: for work), else 0 */
     stc__mpi_peer *peers; /* [size], rank 0's unused */
     int nawait;          /* requests away, all ranks */
     long long kept;      /* batches kept on rank 0 for want of a credit */

@@ -19,16 +19,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "mpi_session.h"
 
-/* Rank 0's transport thread polls for replies every 100 us, up to 500 us
- * while none comes: each nap is a system call and a context switch (at 20
- * us they took 8% of rank 0's time on logstats), and a rank holds up to
- * STC_MPI_CREDITS batches of ~0.3 ms or more (src/flow/exec.c), so a later look
- * leaves no rank idle. */
-#define REPLY_NAP_MIN_NS 100000
-#define REPLY_NAP_MAX_NS 500000
+/* Rank 0's transport thread sleeps until a reply is due, then polls.  Each
+ * wake is a system call and a context switch that a working thread on
+ * this core pays for (in a VM, 5-15 us: polling every 100-500 us took 4%
+ * of the serving rank's compute on the conditional benchmark, and at 20
+ * us 8% of rank 0's time on logstats).  A peer answers its requests one
+ * at a time in the order sent, so its next reply is due one service time
+ * (a moving average of the time between the start of a request's turn and
+ * its reply) after the later of its oldest request's send and its last
+ * reply.  The thread sleeps until 3/4 of that (the estimate only falls
+ * when a reply is already there at the first look, so it must look early
+ * to follow a peer that got faster), then polls every REPLY_POLL_MIN_NS,
+ * doubling up to REPLY_POLL_MAX_NS.  A request not yet sent in full (a
+ * large one goes as MPI's rendezvous, which needs rank 0's polls) is
+ * polled at once.  A new request wakes the thread only if its reply is due
+ * before the thread's next look. */
+#define REPLY_POLL_MIN_NS 20000
+#define REPLY_POLL_MAX_NS 500000
+#define REPLY_SLEEP_MAX_NS 20000000 /* a look every 20 ms at least (faults) */
 
 long long stc__mpi_now(void)
 {
@@ -78,7 +92,11 @@ int stc_mpi_open(MPI_Comm comm, const stc_mpi_opts *opts, stc_mpi **out)
     MPI_Query_thread(&provided);
     m->threads_ok = provided >= MPI_THREAD_SERIALIZED;
     pthread_mutex_init(&m->lock, NULL);
-    pthread_cond_init(&m->work, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* stc__mpi_now's clock, for the timed waits */
+    pthread_cond_init(&m->work, &ca);
+    pthread_condattr_destroy(&ca);
     *out = m;
     return 0;
 }
@@ -88,6 +106,35 @@ int stc_mpi_rank(const stc_mpi *m) { return m->rank; }
 int stc_mpi_size(const stc_mpi *m) { return m->size; }
 
 static long nap_next(long ns, long max) { return ns * 2 > max ? max : ns * 2; }
+
+/* When the transport thread should look for rank pp's next reply (see
+ * REPLY_POLL_MIN_NS): LLONG_MAX with nothing away there, 0 at once (a send
+ * not complete, or no service time yet); lock held. */
+static long long peer_due(const stc__mpi_peer *pp)
+{
+    long long oldest = LLONG_MAX;
+    bool unsent = false;
+    for (int k = 0; k < STC_MPI_CREDITS; k++)
+        if (pp->slot[k].used) {
+            if (pp->slot[k].t0 < oldest) oldest = pp->slot[k].t0;
+            unsent |= !pp->slot[k].sent;
+        }
+    for (int i = 0; i < pp->fcount; i++) {
+        const stc__mpi_away *a = &pp->fifo[(pp->fhead + i) % pp->fcap];
+        if (a->t0 < oldest) oldest = a->t0;
+        unsent |= !a->sent;
+    }
+    if (oldest == LLONG_MAX) return LLONG_MAX;
+    if (unsent || !pp->service_ns) return 0;
+    return (oldest > pp->last_reply_ns ? oldest : pp->last_reply_ns) + pp->service_ns - 20000;
+}
+
+/* A request just went to pp: wakes the transport thread if its reply may
+ * come before the thread's next look; lock held. */
+static void wake_for(stc_mpi *m, const stc__mpi_peer *pp)
+{
+    if (peer_due(pp) < m->wake_at) pthread_cond_signal(&m->work);
+}
 
 static int mpi_start(void *ud, const void *req, size_t len, stc__mpi_done_fn *done, void *token)
 {
@@ -115,9 +162,12 @@ static int mpi_start(void *ud, const void *req, size_t len, stc__mpi_done_fn *do
     int rc = MPI_Isend(req, (int)len, MPI_BYTE, peer, slot + 1, m->comm, &a->sreq);
     if (rc != MPI_SUCCESS) stc__mpi_fail(m, "sending a batch", rc);
     *a = (stc__mpi_away){.used = true, .sreq = a->sreq, .len = len, .t0 = stc__mpi_now(), .done = done, .token = token};
+    int sent = 0; /* (a small one is sent at once: then no need to wake the thread for it) */
+    if ((rc = MPI_Test(&a->sreq, &sent, MPI_STATUS_IGNORE)) != MPI_SUCCESS) stc__mpi_fail(m, "sending a batch", rc);
+    a->sent = sent;
     pp->away++;
     m->nawait++;
-    pthread_cond_signal(&m->work);
+    wake_for(m, pp);
     pthread_mutex_unlock(&m->lock);
     return 0;
 }
@@ -151,10 +201,13 @@ static int mpi_start_to(void *ud, int peer, const void *req, size_t len, stc__mp
     stc__mpi_away *a = &pp->fifo[(pp->fhead + pp->fcount) % pp->fcap];
     *a = (stc__mpi_away){.used = true, .len = len, .t0 = stc__mpi_now(), .done = done, .token = token};
     int rc = MPI_Isend(req, (int)len, MPI_BYTE, rank, STC__MPI_SERIAL_TAG, m->comm, &a->sreq);
+    int sent = 0;
+    if (rc == MPI_SUCCESS) rc = MPI_Test(&a->sreq, &sent, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) stc__mpi_fail(m, "sending a batch of a serial stage", rc);
+    a->sent = sent;
     pp->fcount++;
     m->nawait++;
-    pthread_cond_signal(&m->work);
+    wake_for(m, pp);
     pthread_mutex_unlock(&m->lock);
     return 0;
 }
@@ -173,8 +226,17 @@ static bool reply_came(stc_mpi *m, int r, int tag, void **buf, int *count, const
     return true;
 }
 
-static void count_reply(stc__mpi_peer *pp, const stc__mpi_away *a, int count)
+/* A reply to a from pp, found by the look at time now; lock held. */
+static void count_reply(stc__mpi_peer *pp, const stc__mpi_away *a, int count, long long now)
 {
+    /* Its turn began when it went or at the peer's previous reply.  A
+     * second reply found by the same look says nothing of the time. */
+    if (pp->last_reply_ns != now) {
+        long long sample = now - (a->t0 > pp->last_reply_ns ? a->t0 : pp->last_reply_ns);
+        pp->service_ns = pp->service_ns ? (3 * pp->service_ns + sample) / 4 : sample;
+        if (pp->service_ns < 1) pp->service_ns = 1;
+    }
+    pp->last_reply_ns = now;
     pp->st.batches++;
     pp->st.bytes_sent += (long long)a->len;
     pp->st.bytes_received += count;
@@ -183,7 +245,7 @@ static void count_reply(stc__mpi_peer *pp, const stc__mpi_away *a, int count)
 
 /* A reply of a serial stage from rank r, if one came: its request (the
  * ring's head) is done; lock held. */
-static bool serial_reply(stc_mpi *m, int r, stc__mpi_done_fn **done, void **token, void **buf, int *count)
+static bool serial_reply(stc_mpi *m, int r, long long now, stc__mpi_done_fn **done, void **token, void **buf, int *count)
 {
     stc__mpi_peer *pp = &m->peers[r];
     if (!pp->fcount) return false;
@@ -196,7 +258,7 @@ static bool serial_reply(stc_mpi *m, int r, stc__mpi_done_fn **done, void **toke
         if (!sent) stc__mpi_nap(20000);
     }
     *done = a->done, *token = a->token;
-    count_reply(pp, a, *count);
+    count_reply(pp, a, *count, now);
     pp->st.serial++;
     *a = (stc__mpi_away){0};
     pp->fhead = (pp->fhead + 1) % pp->fcap;
@@ -213,7 +275,7 @@ typedef struct back {
 } back;
 
 /* Replies of replicated stages that came (at most STC_MPI_CREDITS); lock held. */
-static int replies(stc_mpi *m, back *b)
+static int replies(stc_mpi *m, long long now, back *b)
 {
     int n = 0;
     for (int r = 1; r < m->size; r++)
@@ -228,7 +290,7 @@ static int replies(stc_mpi *m, back *b)
                 if (!(a->sent = done)) continue;
             }
             if (!reply_came(m, r, k + 1, &b[n].buf, &b[n].count, "receiving a batch")) continue;
-            count_reply(pp, a, b[n].count);
+            count_reply(pp, a, b[n].count, now);
             pp->away--;
             m->nawait--;
             b[n].done = a->done, b[n].token = a->token;
@@ -238,30 +300,71 @@ static int replies(stc_mpi *m, back *b)
     return n;
 }
 
+/* Tests the sends of the serial stages' requests not yet complete, so
+ * that peer_due sees them; lock held. */
+static void progress_sends(stc_mpi *m)
+{
+    for (int r = 1; r < m->size; r++) {
+        stc__mpi_peer *pp = &m->peers[r];
+        for (int i = 0; i < pp->fcount; i++) {
+            stc__mpi_away *a = &pp->fifo[(pp->fhead + i) % pp->fcap];
+            int done = 0, rc;
+            if (a->sent) continue;
+            if ((rc = MPI_Test(&a->sreq, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                stc__mpi_fail(m, "sending a batch of a serial stage", rc);
+            a->sent = done;
+        }
+    }
+}
+
 /* The transport thread: until stopped, finds the replies that came and
- * hands them back (outside the lock: done resumes the batch in libstc). */
+ * hands them back (outside the lock: done resumes the batch in libstc),
+ * sleeping until the next is due (see REPLY_POLL_MIN_NS). */
 static void *mpi_loop(void *ud)
 {
     stc_mpi *m = ud;
-    long nap = REPLY_NAP_MIN_NS;
+#ifdef __linux__
+    /* Sleeps as long as asked: the default slack (50 us) is longer than a poll. */
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+#endif
+    long poll = REPLY_POLL_MIN_NS;
     pthread_mutex_lock(&m->lock);
     for (;;) {
+        m->wake_at = LLONG_MAX;
         while (!m->stop && m->nawait == 0) pthread_cond_wait(&m->work, &m->lock);
+        m->wake_at = 0;
         if (m->nawait == 0) break; /* stopped, nothing away */
+        long long now = stc__mpi_now();
         back b[STC_MPI_CREDITS];
         int n = 0;
+        progress_sends(m);
         for (int r = 1; r < m->size && !n; r++)
-            if (serial_reply(m, r, &b[0].done, &b[0].token, &b[0].buf, &b[0].count)) n = 1;
-        if (!n) n = replies(m, b);
-        pthread_mutex_unlock(&m->lock);
-        /* An empty reply: the rank refused it (the batch runs on rank 0). */
-        for (int i = 0; i < n; i++) b[i].done(b[i].token, 0, b[i].buf, (size_t)b[i].count);
-        if (n) nap = REPLY_NAP_MIN_NS;
-        else {
-            stc__mpi_nap(nap);
-            nap = nap_next(nap, REPLY_NAP_MAX_NS);
+            if (serial_reply(m, r, now, &b[0].done, &b[0].token, &b[0].buf, &b[0].count)) n = 1;
+        if (!n) n = replies(m, now, b);
+        if (n) {
+            pthread_mutex_unlock(&m->lock);
+            /* An empty reply: the rank refused it (the batch runs on rank 0). */
+            for (int i = 0; i < n; i++) b[i].done(b[i].token, 0, b[i].buf, (size_t)b[i].count);
+            poll = REPLY_POLL_MIN_NS;
+            pthread_mutex_lock(&m->lock);
+            continue;
         }
-        pthread_mutex_lock(&m->lock);
+        long long due = LLONG_MAX, until;
+        for (int r = 1; r < m->size; r++) {
+            long long d = peer_due(&m->peers[r]);
+            if (d < due) due = d;
+        }
+        if (due > now + REPLY_POLL_MIN_NS) { /* a reply is due later: sleep until then */
+            until = due;
+            poll = REPLY_POLL_MIN_NS;
+        } else { /* overdue: look again soon, less often the longer it takes */
+            until = now + poll;
+            poll = nap_next(poll, REPLY_POLL_MAX_NS);
+        }
+        if (until > now + REPLY_SLEEP_MAX_NS) until = now + REPLY_SLEEP_MAX_NS;
+        m->wake_at = until;
+        struct timespec ts = {.tv_sec = until / 1000000000LL, .tv_nsec = until % 1000000000LL};
+        pthread_cond_timedwait(&m->work, &m->lock, &ts);
     }
     pthread_mutex_unlock(&m->lock);
     return NULL;

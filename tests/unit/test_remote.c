@@ -404,6 +404,13 @@ TEST(remote_which_stages_may_go)
                           "thread t = acc init 0\n"
                           "main = smap(fn x => let a = x * 3 in let b = t(a) in str(b), range(0, 10))\n"),
               4);
+    /* nor one that calls only builtins of constant time (conditional's
+     * `if`): stage 0 stays; stage 2 calls sin_iter, which loops, and goes */
+    CHECK_INT(remote_mask("fun acc(x, s) = (x + s, x + s)\n"
+                          "thread t = acc init 0\n"
+                          "main = smap(fn x => let a = round(sqrt(float(len([x, x])))) + abs(x) in\n"
+                          "  let b = t(a) in sin_iter(10, float(b)), range(0, 10))\n"),
+              4);
 }
 
 /* ---- Serial stages owned by a peer (stc_remote.start_to, src/flow/owned.c) ---- */
