@@ -76,6 +76,7 @@ session=$(mktemp -d)
 trap 'rm -rf "$session"' EXIT
 export OMPI_MCA_orte_tmpdir_base="$session"
 export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
+export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:-0}" # (docs/CLUSTER.md, "Start-up")
 mpirun=(mpirun -q --oversubscribe)
 [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
 [ -n "$serial_ns" ] && mpirun+=(-x "STC_MPI_SERIAL_NS=$serial_ns")

@@ -377,8 +377,11 @@ static void job_contexts(flow_job *job, eval_ctx *cx)
         free(sets);
         return;
     }
+    /* the slots each stage reads: a capture it does not read goes as () */
+    uint8_t *reads = job->ncaps > 0 ? malloc((size_t)pl->nslots) : NULL;
     for (int t = 0; t < n; t++) {
         if (!(mask >> t & 1)) continue;
+        if (reads) memset(reads, 0, (size_t)pl->nslots), stc__flow_stage_reads(pl, t, reads);
         const bool *set = sets ? sets + (size_t)t * (size_t)p->nthreads : NULL;
         int k = 0;
         for (int i = 0; set && i < p->nthreads; i++) k += set[i];
@@ -390,7 +393,8 @@ static void job_contexts(flow_job *job, eval_ctx *cx)
             stc__val_wire_put_uvarint(b, (uint64_t)i);
             rc = stc__val_wire_encode(b, cx->states[i].value, &rt->rnames->wf);
         }
-        for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(b, job->caps[j], &rt->rnames->wf);
+        for (int j = 0; rc == 0 && j < job->ncaps; j++)
+            rc = stc__val_wire_encode(b, flow_capture_sent(job, reads, j), &rt->rnames->wf);
         if (rc || !buf_ok(b) || b->len > FLOW_REMOTE_CTX_MAX) {
             stc__buf_free(b);
             *b = (buf)BUF_INIT;
@@ -399,6 +403,7 @@ static void job_contexts(flow_job *job, eval_ctx *cx)
             job->remote_ctx_key[t] = flow_ctx_key_of(b->data, b->len);
         }
     }
+    free(reads);
     free(sets);
 }
 

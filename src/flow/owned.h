@@ -39,6 +39,17 @@ typedef struct flow_owned_stage {
     int batches;
 } flow_owned_stage;
 
+/* What a request or a context carries for capture j of the job's closure:
+ * the capture, or () when the stage does not read it (reads: the stage's
+ * row of slots read, stc__flow_stage_reads; NULL: all), so a table the
+ * mapped function captures for one stage does not travel with the others'
+ * batches (an owned serial stage's went with every batch: 500 KB each for
+ * a 20,000-path table).  The peer's frames hold () there, never read. */
+static inline stc_value flow_capture_sent(const flow_job *job, const uint8_t *reads, int j)
+{
+    return reads && !reads[j] ? stc_value_unit() : job->caps[j];
+}
+
 typedef struct flow_owned {
     int n;
     flow_owned_stage *st;

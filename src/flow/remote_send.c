@@ -35,7 +35,7 @@ static int request_encode(flow_job *job, int smap, int fn, int stage, const flow
             if (rc == 0 && o->shard_map >= 0) /* a keyed thread's: a new key's state too */
                 rc = stc__val_wire_encode(out, job->owned->states[o->threads[i]].init, &nm->wf);
         }
-        for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, job->caps[j], &nm->wf);
+        for (int j = 0; rc == 0 && j < job->ncaps; j++) rc = stc__val_wire_encode(out, flow_capture_sent(job, reads, j), &nm->wf);
     } else { /* the context (owned.c job_contexts): its bytes, or its key once the peer has it */
         const buf *c = job->remote_ctx ? &job->remote_ctx[stage] : NULL;
         if (!c || !c->len) return STC_ENOMEM; /* (not made: the stage is not in remote_mask) */

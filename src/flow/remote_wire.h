@@ -35,7 +35,9 @@
  *           (owned.c): the STCq header, then nstates and per state its
  *           thread number and value (the stage's first batch carries its
  *           threads' states, later ones none: the peer keeps them), then
- *           its captures (with every batch: no context) and items as STCq; replied to as STCq, but for
+ *           its captures (with every batch: no context; () for one the
+ *           stage does not read, owned.h flow_capture_sent, as in a
+ *           context) and items as STCq; replied to as STCq, but for
  *           the serving thread's CPU time on the batch's items (ns) after
  *           nran: "STCa" nran work ... (owned.c's placement measures the
  *           stage on its peer).  A keyed thread's shard stage's state is

@@ -81,6 +81,10 @@ export OMPI_MCA_orte_tmpdir_base="$tmp"
 # rank's MPI_Init on a machine without such a fabric, ~40 s of this test's
 # wall time (docs/CLUSTER.md, "Start-up").
 export OMPI_MCA_pml="${OMPI_MCA_pml:-ob1}"
+# A job that ends with a non-zero code (every error case here) made mpirun
+# wait 1-2 s before it returned (its SIGTERM-then-SIGKILL timeout, though
+# the ranks had exited): none, unless the caller sets one.
+export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:-0}"
 passed=0 failed=0
 bad() { echo "mpi: FAIL: $*"; failed=$((failed + 1)); }
 
