@@ -62,9 +62,11 @@ static bool remote_unsafe(const flow_info *fi, const ir_expr *e, bool *seen)
             case CALL_BUILTIN:
                 /* (Allowed, with its function checked as fold's, ysb's parse
                  * stage, whose fields() maps over a line's parts, went: the same
-                 * output, but -np 2 took 1.43 s against 0.62 s on 200,000
-                 * events, each line's parsed map ~240 bytes to encode on the
-                 * peer and decode here; no stage cost model weighs that yet.) */
+                 * output, and -np 2 took 0.53-0.55 s against 0.52-0.58 s on
+                 * 200,000 events, quiet: rank 1 parsed 2/3 of them, but each
+                 * parsed map is ~240 bytes to encode there and decode here,
+                 * about what the parse saves rank 0.  Kept out until a stage
+                 * cost model weighs that.) */
                 if (idx == BI_SMAP) return true;
                 if (idx == BI_STATE) { /* state(t): t's state must travel */
                     const ir_expr *a = e->u.call.nargs == 1 ? e->u.call.args[0] : NULL;
