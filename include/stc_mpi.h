@@ -85,8 +85,10 @@ int stc_mpi_stop(stc_mpi *m);
 
 /* Every other rank: answers rank 0's batches with server (NULL: refuses
  * them, and rank 0 runs them) until rank 0 stops.  The caller keeps the
- * server, e.g. to read its counts (stc_remote_server_stage).  0, or
- * STC_EINVAL on rank 0. */
+ * server, e.g. to read its counts (stc_remote_server_stage).  It waits by
+ * polling with short sleeps (MPI's blocking calls spin a core), with the
+ * calling thread's timer slack at 1 us while it serves (Linux; the
+ * thread's own is put back).  0, or STC_EINVAL on rank 0. */
 int stc_mpi_serve(stc_mpi *m, stc_remote_server *server);
 
 /* After the stop, a serving rank may send rank 0 one report of its own
