@@ -50,30 +50,35 @@ profile() {
 # VMs' 2-worker figures depend on it (bench/README.md, "Cross-core moves").
 xc() { if [ -x "$build/xcore" ]; then "$build/xcore"; else echo "? (no $build/xcore)"; fi; }
 echo "a cache line between CPUs before the runs: $(xc) ns"
-printf '%-14s %9s %9s %7s | %9s %9s %7s | %6s %6s %6s\n' program "1w meas" "1w pred" "err %" "2w meas" "2w pred" \
-    "err %" "meas x" "pred1x" "pred2x"
+printf '%-14s %9s %9s %7s | %9s %9s %7s | %6s %6s %6s | %s\n' program "1w meas" "1w pred" "err %" "2w meas" "2w pred" \
+    "err %" "meas x" "pred1x" "pred2x" "xcore ns"
 row() { # NAME FILE [ARGS]
     local name=$1; shift
     [ -z "$only" ] || [[ "$name" == *"$only"* ]] || return 0
-    local m1=() m2=() p2from1=() p1from2=() p2from2=() m p1 p2
+    local m1=() m2=() p2from1=() p1from2=() p2from2=() xs=() m p1 p2
     for _ in $(seq "$runs"); do
         read -r m p1 p2 < <(profile 1 "$@"); m1+=("$m"); p2from1+=("$p2")
+        xs+=("$(xc)") # the placement the 2-worker run met
         read -r m p1 p2 < <(profile 2 "$@"); m2+=("$m"); p1from2+=("$p1"); p2from2+=("$p2")
     done
+    local X
+    X=$(printf '%s\n' "${xs[@]}" | sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {print (lo == hi) ? lo : lo "-" hi}')
     local M1 M2 P2 P1 Q2
     M1=$(printf '%s\n' "${m1[@]}" | median); M2=$(printf '%s\n' "${m2[@]}" | median)
     P2=$(printf '%s\n' "${p2from1[@]}" | median); P1=$(printf '%s\n' "${p1from2[@]}" | median)
     Q2=$(printf '%s\n' "${p2from2[@]}" | median)
     # predicted from the other worker count: 1w profile -> 2w time, 2w profile -> 1w time;
     # speedups: measured, predicted by the 1-worker profile, by the 2-worker one
-    awk -v n="$name" -v m1="$M1" -v p1="$P1" -v m2="$M2" -v p2="$P2" -v q2="$Q2" 'BEGIN {
-        printf "%-14s %9.1f %9.1f %+7.1f | %9.1f %9.1f %+7.1f | %6.2f %6.2f %6.2f\n", n, m1, p1, 100 * (p1 - m1) / m1,
-            m2, p2, 100 * (p2 - m2) / m2, m1 / m2, m1 / p2, p1 / q2 }'
+    awk -v n="$name" -v m1="$M1" -v p1="$P1" -v m2="$M2" -v p2="$P2" -v q2="$Q2" -v x="$X" 'BEGIN {
+        printf "%-14s %9.1f %9.1f %+7.1f | %9.1f %9.1f %+7.1f | %6.2f %6.2f %6.2f | %s\n", n, m1, p1, 100 * (p1 - m1) / m1,
+            m2, p2, 100 * (p2 - m2) / m2, m1 / m2, m1 / p2, p1 / q2, x }'
 }
 for f in bench/paper/*.stc; do row "$(basename "$f" .stc)" "$f"; done
 row logstats --input "$input" examples/logstats/logstats.stc
 for f in bench/stream/*.stc; do row "$(basename "$f" .stc)" --input "$input" "$f"; done
 echo "1w pred: the 1-worker time predicted from a 2-worker profile; 2w pred: the 2-worker time predicted"
-echo "from a 1-worker profile; pred1x/pred2x: the speedup predicted by the 1-/2-worker profile"
+echo "from a 1-worker profile; pred1x/pred2x: the speedup predicted by the 1-/2-worker profile;"
+echo "xcore ns: a cache line's move between the CPUs before each 2-worker run (over ~100 ns: the far"
+echo "placement, in which 2-worker runs of fine-grained programs take up to 1.5x longer: bench/README.md)"
 echo "(medians of $runs runs; $lines input lines)"
 echo "a cache line between CPUs after the runs: $(xc) ns"
