@@ -24,9 +24,12 @@
  * (classes 1 .. VAL_CACHE_CLASSES).  low is the fewest full ones a class
  * had since the last trim: that many were not needed (see val_cache_trim). */
 struct val_cache {
-    val_cache_front front; /* first: cur[k] and cap[k], used inline (cache.h) */
+    val_cache_front front; /* first: cur[k], cap[k] and id, used inline (cache.h) */
     val_depot *depot;
     val_mag full[VAL_CACHE_CLASSES + 1][VAL_CACHE_KEPT];
+    /* Other caches' blocks freed here, per owner id and class, on their
+     * way home: a full one goes to the owner's inbox (val_cache_return). */
+    val_mag away[VAL_CACHE_OWNERS + 1][VAL_CACHE_CLASSES + 1];
     unsigned nfull[VAL_CACHE_CLASSES + 1], low[VAL_CACHE_CLASSES + 1];
     unsigned moves; /* magazines kept or taken since the last trim */
     unsigned kept;  /* full magazines kept, all classes */
@@ -39,6 +42,10 @@ struct val_depot {
     pthread_mutex_t lock;
     val_mag full[VAL_CACHE_CLASSES + 1][VAL_DEPOT_MAGS]; /* (lock) */
     unsigned nfull[VAL_CACHE_CLASSES + 1];               /* (lock) */
+    /* Full magazines of blocks returned to cache id i (1 .. VAL_CACHE_OWNERS), per class. */
+    val_mag inbox[VAL_CACHE_OWNERS + 1][VAL_CACHE_CLASSES + 1][VAL_INBOX_MAGS]; /* (lock) */
+    unsigned ninbox[VAL_CACHE_OWNERS + 1][VAL_CACHE_CLASSES + 1];               /* (lock) */
+    unsigned ids; /* caches given an id so far (lock) */
 };
 
 /* The calling thread's cache, or NULL (then blocks come from malloc and go
@@ -75,8 +82,11 @@ val_depot *stc__val_depot_new(void)
 void stc__val_depot_free(val_depot *d)
 {
     if (!d) return;
-    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++)
+    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
         for (unsigned i = 0; i < d->nfull[k]; i++) val_mag_release(&d->full[k][i], k);
+        for (unsigned o = 1; o <= VAL_CACHE_OWNERS; o++)
+            for (unsigned i = 0; i < d->ninbox[o][k]; i++) val_mag_release(&d->inbox[o][k][i], k);
+    }
     pthread_mutex_destroy(&d->lock);
     free(d);
 }
@@ -86,19 +96,27 @@ size_t stc__val_depot_held(val_depot *d)
     size_t n = 0;
     if (!d) return 0;
     pthread_mutex_lock(&d->lock);
-    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++)
+    for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
         for (unsigned i = 0; i < d->nfull[k]; i++) n += d->full[k][i].count * val_class_size(k);
+        for (unsigned o = 1; o <= VAL_CACHE_OWNERS; o++)
+            for (unsigned i = 0; i < d->ninbox[o][k]; i++) n += d->inbox[o][k][i].count * val_class_size(k);
+    }
     pthread_mutex_unlock(&d->lock);
     return n;
 }
 
-/* Hands full magazine *m to the depot (or frees its blocks); *m is empty after. */
-static void val_depot_put(val_depot *d, val_mag *m, unsigned cls)
+/* Hands full magazine *m to the inbox of cache id owner (0: to no inbox)
+ * or, when that holds enough, to the depot's shared ones, or frees its
+ * blocks; *m is empty after. */
+static void val_depot_put(val_depot *d, val_mag *m, unsigned cls, unsigned owner)
 {
     bool kept = false;
     if (d) {
         pthread_mutex_lock(&d->lock);
-        if (d->nfull[cls] < VAL_DEPOT_MAGS) {
+        if (owner && d->ninbox[owner][cls] < VAL_INBOX_MAGS) {
+            d->inbox[owner][cls][d->ninbox[owner][cls]++] = *m;
+            kept = true;
+        } else if (d->nfull[cls] < VAL_DEPOT_MAGS) {
             d->full[cls][d->nfull[cls]++] = *m;
             kept = true;
         }
@@ -108,13 +126,17 @@ static void val_depot_put(val_depot *d, val_mag *m, unsigned cls)
     else val_mag_release(m, cls);
 }
 
-/* A full magazine from the depot into (empty) *m; false when it has none. */
-static bool val_depot_take(val_depot *d, val_mag *m, unsigned cls)
+/* A full magazine into (empty) *m for cache id owner: from its inbox, else
+ * from the depot's shared ones; false when there is none. */
+static bool val_depot_take(val_depot *d, val_mag *m, unsigned cls, unsigned owner)
 {
     bool got = false;
     if (!d) return false;
     pthread_mutex_lock(&d->lock);
-    if (d->nfull[cls] > 0) {
+    if (owner && d->ninbox[owner][cls] > 0) {
+        *m = d->inbox[owner][cls][--d->ninbox[owner][cls]];
+        got = true;
+    } else if (d->nfull[cls] > 0) {
         *m = d->full[cls][--d->nfull[cls]];
         got = true;
     }
@@ -132,7 +154,7 @@ static void val_cache_trim(val_cache *c)
 {
     for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
         unsigned spill = c->low[k];
-        for (unsigned i = 0; i < spill; i++) val_depot_put(c->depot, &c->full[k][i], k);
+        for (unsigned i = 0; i < spill; i++) val_depot_put(c->depot, &c->full[k][i], k, 0);
         if (spill) {
             memmove(&c->full[k][0], &c->full[k][spill], (c->nfull[k] - spill) * sizeof c->full[k][0]);
             c->nfull[k] -= spill;
@@ -153,6 +175,11 @@ val_cache *stc__val_cache_new(val_depot *d)
     if (!c) return NULL;
     memset(c, 0, size);
     c->depot = d;
+    if (d) {
+        pthread_mutex_lock(&d->lock);
+        if (d->ids < VAL_CACHE_OWNERS) c->front.id = (uint8_t)++d->ids;
+        pthread_mutex_unlock(&d->lock);
+    }
     for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) c->front.cap[k] = val_mag_cap(k);
     return c;
 }
@@ -163,6 +190,7 @@ void stc__val_cache_free(val_cache *c)
     for (unsigned k = 1; k <= VAL_CACHE_CLASSES; k++) {
         val_mag_release(&c->front.cur[k], k);
         for (unsigned i = 0; i < c->nfull[k]; i++) val_mag_release(&c->full[k][i], k);
+        for (unsigned o = 1; o <= VAL_CACHE_OWNERS; o++) val_mag_release(&c->away[o][k], k);
     }
     free(c);
 }
@@ -180,12 +208,15 @@ size_t stc__val_cache_held(const val_cache *c)
     for (unsigned k = 1; c && k <= VAL_CACHE_CLASSES; k++) {
         n += c->front.cur[k].count * val_class_size(k);
         for (unsigned i = 0; i < c->nfull[k]; i++) n += c->full[k][i].count * val_class_size(k);
+        for (unsigned o = 1; o <= VAL_CACHE_OWNERS; o++) n += c->away[o][k].count * val_class_size(k);
     }
     return n;
 }
 
-void *stc__val_block_alloc(size_t size, uint8_t *cls)
+void *stc__val_block_alloc(size_t size, uint8_t *cls, uint8_t *owner)
 {
+    val_cache *c = val_cache_here_get();
+    *owner = c ? c->front.id : 0;
     if (size > VAL_CACHE_MAX_SIZE) {
         *cls = 0;
         return malloc(size);
@@ -194,7 +225,6 @@ void *stc__val_block_alloc(size_t size, uint8_t *cls)
      * whichever thread frees them can cache them. */
     unsigned k = size ? (unsigned)((size + VAL_CACHE_GRAIN - 1) / VAL_CACHE_GRAIN) : 1;
     *cls = (uint8_t)k;
-    val_cache *c = val_cache_here_get();
     if (c) {
         val_mag *cur = &c->front.cur[k];
         if (!cur->head) { /* empty: a full one of ours, else one from the depot */
@@ -204,7 +234,7 @@ void *stc__val_block_alloc(size_t size, uint8_t *cls)
                 if (c->nfull[k] < c->low[k]) c->low[k] = c->nfull[k];
                 if (++c->moves >= VAL_CACHE_TRIM_MOVES) val_cache_trim(c);
             } else {
-                val_depot_take(c->depot, cur, k);
+                val_depot_take(c->depot, cur, k, c->front.id);
             }
         }
         if (cur->head) {
@@ -218,23 +248,43 @@ void *stc__val_block_alloc(size_t size, uint8_t *cls)
     return malloc(val_class_size(k));
 }
 
-void *stc__val_block_calloc(size_t size, uint8_t *cls)
+void *stc__val_block_calloc(size_t size, uint8_t *cls, uint8_t *owner)
 {
     if (size > VAL_CACHE_MAX_SIZE) {
+        val_cache *c = val_cache_here_get();
         *cls = 0;
+        *owner = c ? c->front.id : 0;
         return calloc(1, size); /* large: fresh zero pages, no pass to clear them */
     }
-    void *p = stc__val_block_alloc(size, cls);
+    void *p = stc__val_block_alloc(size, cls, owner);
     if (p) memset(p, 0, size);
     return p;
 }
 
-void stc__val_block_free(void *p, uint8_t cls)
+/* Another cache's block, freed here: collected with others of its owner
+ * and class, a full magazine of them sent to the owner's inbox (cache.h,
+ * "Blocks go home"). */
+static void val_cache_send_home(val_cache *c, void *p, unsigned cls, unsigned owner)
+{
+    val_mag *m = &c->away[owner][cls];
+    if (m->count >= c->front.cap[cls]) val_depot_put(c->depot, m, cls, owner);
+    val_cache_block *b = p;
+    b->next = m->head;
+    m->head = b;
+    m->count++;
+    val_cache_poison(b, val_class_size(cls));
+}
+
+void stc__val_block_free(void *p, uint8_t cls, uint8_t owner)
 {
     val_cache *c = val_cache_here_get();
     if (!p) return;
     if (cls == 0 || cls > VAL_CACHE_CLASSES || !c) {
         free(p);
+        return;
+    }
+    if (owner != c->front.id && owner != 0 && owner <= VAL_CACHE_OWNERS && c->depot) {
+        val_cache_send_home(c, p, cls, owner);
         return;
     }
     val_mag *cur = &c->front.cur[cls];
@@ -243,7 +293,7 @@ void stc__val_block_free(void *p, uint8_t cls)
             c->full[cls][c->nfull[cls]++] = *cur;
             c->kept++;
         } else {
-            val_depot_put(c->depot, cur, cls);
+            val_depot_put(c->depot, cur, cls, 0);
         }
         *cur = (val_mag){NULL, 0};
         if (++c->moves >= VAL_CACHE_TRIM_MOVES) val_cache_trim(c);

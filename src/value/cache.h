@@ -27,6 +27,19 @@
  * stay malloc blocks, so a block may be freed anywhere (a result released
  * by the host after the run goes to free()).
  *
+ * Blocks go home.  Each cache of a depot has an id (1 .. VAL_CACHE_OWNERS,
+ * 0 for later ones), and a block carries the id of the cache that last
+ * allocated it (stc_obj.owner).  A cache that frees another's block does
+ * not reuse it: it collects such blocks per owner and class, and hands a
+ * full magazine of them to the owner's inbox in the depot, from which the
+ * owner takes them before it takes the depot's shared ones or calls
+ * malloc.  Reused by the freeing worker, a block is written on a cache
+ * line whose other blocks the owner keeps writing: the two workers' stores
+ * to one line ping-pong it between the cores at every value (false
+ * sharing).  Forcing every block onto lines of its own (64-byte aligned
+ * and sized) took logstats at 2 workers from 0.74 to 0.59 s of CPU; see
+ * docs/DESIGN.md 5, "Values on workers".
+ *
  * The cache a thread uses is a thread-local pointer, set only while the
  * thread works for a run (flow: the pipeline's on_worker hook), so separate
  * runs and programs never share one and nothing global remains after a
@@ -48,8 +61,10 @@ typedef struct val_depot val_depot;
 #define VAL_CACHE_MAG_BYTES (8 * 1024)
 /* Full magazines a cache keeps for its own thread (all classes together),
  * besides the one in use per class; more go to the depot.  About what a
- * worker frees when it releases a batch of cheap items (see above). */
-#define VAL_CACHE_KEPT 4
+ * worker has in flight at 2 workers (2-3 batches): a batch of 331 cheap
+ * lines (`len(words(l))`) frees some 20 magazines; with 4 kept most went
+ * through the depot's shared ones to the other worker (see above). */
+#define VAL_CACHE_KEPT 16
 /* Full magazines a depot keeps per class at most; more go to free().  At
  * most 2 MiB over the 16 classes.  Rank 0 of an MPI run decodes its
  * batches' replies in bursts (a batch's parsed records, 3 objects a line
@@ -57,6 +72,12 @@ typedef struct val_depot val_depot;
  * went to free() and came back from malloc (callgrind on rank 0, 40,000
  * lines: 74,352 mallocs, 70,920 frees; docs/DESIGN.md 7c). */
 #define VAL_DEPOT_MAGS 16
+/* Caches of one depot that get an id of their own (the first ones made);
+ * blocks of a cache without one are kept by whoever frees them. */
+#define VAL_CACHE_OWNERS 16
+/* Full magazines of returned blocks an owner's inbox holds per class;
+ * more go to the depot's shared ones. */
+#define VAL_INBOX_MAGS 4
 
 /* NULL when out of memory. */
 val_depot *stc__val_depot_new(void);
@@ -76,13 +97,16 @@ val_cache *stc__val_cache_use(val_cache *c);
 size_t stc__val_cache_held(const val_cache *c);
 size_t stc__val_depot_held(val_depot *d);
 
-/* A block of at least size bytes, and its class for stc__val_block_free (0: a
- * plain malloc block); NULL when out of memory. */
-void *stc__val_block_alloc(size_t size, uint8_t *cls);
+/* A block of at least size bytes, its class for stc__val_block_free (0: a
+ * plain malloc block) and its owner (the calling thread's cache's id, 0
+ * for none), which the caller keeps with the block (stc_obj) and passes
+ * back when it frees it; NULL when out of memory. */
+void *stc__val_block_alloc(size_t size, uint8_t *cls, uint8_t *owner);
 /* The same, zero-filled. */
-void *stc__val_block_calloc(size_t size, uint8_t *cls);
-/* Frees a block of class cls (from stc__val_block_alloc, on any thread). */
-void stc__val_block_free(void *p, uint8_t cls);
+void *stc__val_block_calloc(size_t size, uint8_t *cls, uint8_t *owner);
+/* Frees a block of class cls and owner owner (from stc__val_block_alloc,
+ * on any thread). */
+void stc__val_block_free(void *p, uint8_t cls, uint8_t owner);
 
 /* ---- Inline fast paths ------------------------------------------------------
  *
@@ -110,6 +134,7 @@ typedef struct val_mag {
 typedef struct val_cache_front {
     val_mag cur[VAL_CACHE_CLASSES + 1];
     unsigned cap[VAL_CACHE_CLASSES + 1];
+    uint8_t id; /* the owner of the blocks it hands out; 0: none */
 } val_cache_front;
 
 /* The calling thread's cache (its front), or NULL: set by
@@ -128,7 +153,7 @@ extern _Thread_local val_cache_front *stc__val_cache_here;
 #endif
 #endif
 
-static inline void *val_block_alloc(size_t size, uint8_t *cls)
+static inline void *val_block_alloc(size_t size, uint8_t *cls, uint8_t *owner)
 {
 #ifndef VAL_CACHE_ASAN
     val_cache_front *c = stc__val_cache_here;
@@ -140,18 +165,19 @@ static inline void *val_block_alloc(size_t size, uint8_t *cls)
             cur->head = b->next;
             cur->count--;
             *cls = (uint8_t)k;
+            *owner = c->id;
             return b;
         }
     }
 #endif
-    return stc__val_block_alloc(size, cls);
+    return stc__val_block_alloc(size, cls, owner);
 }
 
-static inline void val_block_free(void *p, uint8_t cls)
+static inline void val_block_free(void *p, uint8_t cls, uint8_t owner)
 {
 #ifndef VAL_CACHE_ASAN
     val_cache_front *c = stc__val_cache_here;
-    if (c && (unsigned)cls - 1 < VAL_CACHE_CLASSES && c->cur[cls].count < c->cap[cls]) {
+    if (c && (unsigned)cls - 1 < VAL_CACHE_CLASSES && owner == c->id && c->cur[cls].count < c->cap[cls]) {
         val_mag *cur = &c->cur[cls];
         val_cache_block *b = p;
         b->next = cur->head;
@@ -160,7 +186,7 @@ static inline void val_block_free(void *p, uint8_t cls)
         return;
     }
 #endif
-    stc__val_block_free(p, cls);
+    stc__val_block_free(p, cls, owner);
 }
 
 #endif

@@ -336,13 +336,14 @@ static const stc_value val_map_invalid = {.tag = STC_T_INVALID};
 
 static val_map *val_map_alloc(void)
 {
-    uint8_t cls;
-    val_map *m = stc__val_block_alloc(sizeof *m, &cls);
+    uint8_t cls, owner;
+    val_map *m = stc__val_block_alloc(sizeof *m, &cls, &owner);
     if (!m) return NULL;
     m->hdr.refs = 1;
     m->hdr.shared = VAL_LOCAL;
     m->hdr.tag = STC_T_MAP;
     m->hdr.cls = cls;
+    m->hdr.owner = owner;
     m->n = 0;
     m->root = NULL;
     return m;

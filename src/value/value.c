@@ -27,13 +27,14 @@ static const stc_value val_unit = {.tag = STC_T_UNIT};
  * instructions (cache.h), a call around it doubled them. */
 static VAL_ALWAYS_INLINE void *val_obj_alloc(stc_tag tag, size_t size)
 {
-    uint8_t cls;
-    stc_obj *o = val_block_alloc(size, &cls);
+    uint8_t cls, owner;
+    stc_obj *o = val_block_alloc(size, &cls, &owner);
     if (!o) return NULL;
     o->refs = 1;
     o->tag = tag;
     o->cls = cls;
     o->shared = VAL_LOCAL;
+    o->owner = owner;
     return o;
 }
 
@@ -53,13 +54,14 @@ stc_value stc__val_seq_alloc_unfilled(stc_tag tag, size_t n)
     /* Zero-filled (large blocks come as fresh zero pages, with no pass to
      * fill them); all-zero bytes are STC_T_INVALID items, which release
      * ignores. */
-    uint8_t cls;
-    val_seq *o = stc__val_block_calloc(sizeof(val_seq) + n * sizeof(stc_value), &cls);
+    uint8_t cls, owner;
+    val_seq *o = stc__val_block_calloc(sizeof(val_seq) + n * sizeof(stc_value), &cls, &owner);
     if (!o) return val_invalid;
     o->hdr.refs = 1;
     o->hdr.tag = tag;
     o->hdr.cls = cls;
     o->hdr.shared = VAL_LOCAL;
+    o->hdr.owner = owner;
     o->n = n;
     return (stc_value){.tag = tag, .as.obj = &o->hdr};
 }
@@ -159,7 +161,7 @@ void stc__val_obj_free(stc_obj *o)
             bool last = stc__val_counts_plain && !val_obj_is_shared(c)
                             ? --c->refs == 0
                             : __atomic_fetch_sub(&c->refs, 1, __ATOMIC_ACQ_REL) == 1;
-            if (last && c->tag == STC_T_STR) val_block_free(c, c->cls);
+            if (last && c->tag == STC_T_STR) val_block_free(c, c->cls, c->owner);
             else if (last) stc__val_obj_free(c);
         }
         break;
@@ -184,7 +186,7 @@ void stc__val_obj_free(stc_obj *o)
     case STC_T_MAP: stc__val_map_destroy((val_map *)o); break;
     default: break;
     }
-    val_block_free(o, o->cls);
+    val_block_free(o, o->cls, o->owner);
 }
 
 /* The values an object holds: *n of them at the returned address. */

@@ -22,6 +22,7 @@ struct stc_obj {
     uint8_t cls;    /* the block's size class (value/cache.h) */
     uint8_t shared; /* VAL_SHARED: counted atomically by every thread (read
                        and written with relaxed atomic byte accesses) */
+    uint8_t owner;  /* the id of the cache that allocated the block (value/cache.h) */
 };
 
 /* ---- Reference counts ---------------------------------------------------------
@@ -142,11 +143,11 @@ stc_value stc__val_seq_alloc_unfilled(stc_tag tag, size_t n);
 static inline stc_value val_seq_new_unset(stc_tag tag, size_t n)
 {
     stc_value v = {.tag = STC_T_INVALID};
-    uint8_t cls;
+    uint8_t cls, owner;
     if (n > (SIZE_MAX - sizeof(val_seq)) / sizeof(stc_value)) return v;
-    val_seq *o = val_block_alloc(sizeof(val_seq) + n * sizeof(stc_value), &cls);
+    val_seq *o = val_block_alloc(sizeof(val_seq) + n * sizeof(stc_value), &cls, &owner);
     if (!o) return v;
-    o->hdr = (stc_obj){.refs = 1, .tag = tag, .cls = cls, .shared = VAL_LOCAL};
+    o->hdr = (stc_obj){.refs = 1, .tag = tag, .cls = cls, .shared = VAL_LOCAL, .owner = owner};
     o->n = n;
     v.tag = tag;
     v.as.obj = &o->hdr;
@@ -164,11 +165,11 @@ stc_value stc__val_str_alloc(size_t len);
 static inline stc_value val_str_new(const char *s, size_t len)
 {
     stc_value v = {.tag = STC_T_INVALID};
-    uint8_t cls;
+    uint8_t cls, owner;
     if (len > SIZE_MAX - sizeof(val_str) - 1) return v;
-    val_str *o = val_block_alloc(sizeof(val_str) + len + 1, &cls);
+    val_str *o = val_block_alloc(sizeof(val_str) + len + 1, &cls, &owner);
     if (!o) return v;
-    o->hdr = (stc_obj){.refs = 1, .tag = STC_T_STR, .cls = cls, .shared = VAL_LOCAL};
+    o->hdr = (stc_obj){.refs = 1, .tag = STC_T_STR, .cls = cls, .shared = VAL_LOCAL, .owner = owner};
     o->len = len;
     /* A word: two overlapping moves, not a call (memcpy's call and
      * dispatch cost more than the copy of a few bytes). */
@@ -201,13 +202,13 @@ static inline stc_value val_box_get(stc_value v) { return ((val_box *)v.as.obj)-
  * for the evaluator's `inl`/`inr`: the exported one is a call. */
 static inline stc_value val_box_new(stc_tag tag, stc_value v)
 {
-    uint8_t cls;
-    val_box *o = val_block_alloc(sizeof *o, &cls);
+    uint8_t cls, owner;
+    val_box *o = val_block_alloc(sizeof *o, &cls, &owner);
     if (!o) {
         val_release(v);
         return (stc_value){.tag = STC_T_INVALID};
     }
-    o->hdr = (stc_obj){.refs = 1, .tag = tag, .cls = cls, .shared = VAL_LOCAL};
+    o->hdr = (stc_obj){.refs = 1, .tag = tag, .cls = cls, .shared = VAL_LOCAL, .owner = owner};
     o->v = v;
     return (stc_value){.tag = tag, .as.obj = &o->hdr};
 }

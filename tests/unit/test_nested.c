@@ -10,10 +10,13 @@
 
 #define nested_compile(env, src) UNIT_COMPILE(env, src, "nested.stc")
 
-/* rows(n) rows of 2000 pure items each, mapped by an inner smap. */
+/* rows(n) rows of 20000 pure items each, mapped by an inner smap: each
+ * inner pipeline takes well over FLOW_SMAP_MIN_NS (50 us) on any machine
+ * (rows of 2000, 40-60 us on a fast core, were left to the evaluator as
+ * too cheap after three runs, and the counts below changed). */
 #define NESTED_ROWS(n)                                                                   \
     "fun pure_fn(x) = (x * x + 7) % 1009\n"                                              \
-    "fun rows(n) = smap(fn r => range(r * 2000, (r + 1) * 2000), range(0, n))\n"         \
+    "fun rows(n) = smap(fn r => range(r * 20000, (r + 1) * 20000), range(0, n))\n"         \
     "main = smap(fn row => len(smap(pure_fn, row)), rows(" #n "))\n"
 
 TEST(nested_three_rows_at_two_workers_run_the_inner_smaps_as_pipelines)
@@ -24,11 +27,11 @@ TEST(nested_three_rows_at_two_workers_run_the_inner_smaps_as_pipelines)
         stc_run_stats st;
         char *ref = unit_outcome(prog, (stc_run_opts){.reference = true}, NULL);
         char *got = unit_outcome(prog, (stc_run_opts){.workers = 2}, &st);
-        CHECK_STR(ref, "{\"result\": [2000, 2000, 2000], \"states\": {}}");
+        CHECK_STR(ref, "{\"result\": [20000, 20000, 20000], \"states\": {}}");
         CHECK(ref && got && strcmp(ref, got) == 0);
         CHECK_INT(st.smaps_looped, 1);
         CHECK_INT(st.smaps_parallel, 4); /* rows() and one per row */
-        CHECK_INT(st.items, 3 + 3 * 2000);
+        CHECK_INT(st.items, 3 + 3 * 20000);
         free(got);
         /* One worker: nothing to gain, the outer smap is the pipeline. */
         got = unit_outcome(prog, (stc_run_opts){.workers = 1}, &st);
@@ -133,7 +136,7 @@ TEST(nested_one_row_runs_its_inner_smap_as_a_pipeline)
         CHECK_INT(st.smaps_looped, 0);
         CHECK_INT(st.smaps_sequential, 2);
         CHECK_INT(st.smaps_parallel, 1);
-        CHECK_INT(st.items, 2000);
+        CHECK_INT(st.items, 20000);
         free(got);
         free(ref);
     }

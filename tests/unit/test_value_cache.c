@@ -66,47 +66,97 @@ static void *cache_release_all(void *arg)
     return NULL;
 }
 
-/* Values made on one thread and freed on another (as in a pipeline): the
- * freeing thread's cache keeps VAL_CACHE_KEPT full magazines and hands
- * further ones to the shared depot (VAL_DEPOT_MAGS of them, the rest is
- * freed); the allocating thread takes them from there. */
-TEST(value_cache_cross_thread_bounded)
+/* Values made on one thread and freed on another (as in a pipeline) go
+ * home: the freeing thread's cache keeps none of them (less than a
+ * magazine on its way) and hands full magazines of them to the owner's
+ * inbox (VAL_INBOX_MAGS of them), then to the depot's shared ones
+ * (VAL_DEPOT_MAGS: any cache may take those), then to free(); the owner
+ * takes its inbox back for its next values.  Kept by the freeing thread, they shared cache
+ * lines with the owner's values (docs/DESIGN.md 5, "Values on workers"). */
+TEST(value_cache_blocks_go_home)
 {
     enum { N = 5000 };
-    const size_t mag = (VAL_CACHE_MAG_BYTES / 48) * 48; /* 40-byte strings: class 48 */
+    const size_t cap = VAL_CACHE_MAG_BYTES / 48, mag = cap * 48; /* 40-byte strings: class 48 */
     stc_value *vals = malloc(N * sizeof *vals);
+    const void **made = malloc(N * sizeof *made);
     val_depot *d = stc__val_depot_new();
     val_cache *mine = stc__val_cache_new(d), *theirs = stc__val_cache_new(d);
-    CHECK(vals && d && mine && theirs);
-    if (!vals || !d || !mine || !theirs) goto out;
+    CHECK(vals && made && d && mine && theirs);
+    if (!vals || !made || !d || !mine || !theirs) goto out;
     stc__val_cache_use(mine);
-    for (int i = 0; i < N; i++) vals[i] = stc_value_new_str("abcdefghij", 10);
+    for (int i = 0; i < N; i++) {
+        vals[i] = stc_value_new_str("abcdefghij", 10);
+        made[i] = vals[i].as.obj;
+    }
     stc__val_cache_use(NULL);
     cache_side side = {theirs, vals, N, 0};
     pthread_t th;
     CHECK_INT(pthread_create(&th, NULL, cache_release_all, &side), 0);
     pthread_join(th, NULL);
-    CHECK(side.held_after > (VAL_CACHE_KEPT - 1) * mag && side.held_after <= (VAL_CACHE_KEPT + 1) * mag);
-    CHECK_INT(stc__val_cache_held(theirs), 0); /* all taken back for the new strings */
+    /* Released there: the blocks in full magazines left, the rest on its way. */
+    CHECK_INT(side.held_after, (N % cap) * 48);
+    /* Their new strings took the depot's shared magazines, not our inbox. */
+    CHECK_INT(stc__val_depot_held(d), VAL_INBOX_MAGS * mag);
+    /* Ours come back to us: the inbox's first, then the shared ones. */
+    stc_value *again = malloc(N * sizeof *again);
+    CHECK(again != NULL);
+    if (!again) goto release;
+    stc__val_cache_use(mine);
+    stc_value first = stc_value_new_str("abcdefghij", 10);
+    bool ours = false;
+    for (int i = 0; i < N && !ours; i++) ours = first.as.obj == made[i];
+    CHECK(ours);
+    stc_value_release(first);
+    for (int i = 0; i < N; i++) again[i] = stc_value_new_str("abcdefghij", 10);
     CHECK_INT(stc__val_depot_held(d), 0);
     CHECK_INT(stc__val_cache_held(mine), 0);
-    for (int i = 0; i < N; i++) CHECK_STR(stc_value_str(vals[i], NULL), "0123456789");
-    /* Released by them: the depot fills up to its bound... */
+    for (int i = 0; i < N; i++) stc_value_release(again[i]); /* ours, kept here */
+    stc__val_cache_use(NULL);
+    CHECK(stc__val_cache_held(mine) >= VAL_CACHE_KEPT * mag);
+    free(again);
+release:
     stc__val_cache_use(theirs);
-    for (int i = 0; i < N; i++) stc_value_release(vals[i]);
+    for (int i = 0; i < N; i++) stc_value_release(vals[i]); /* theirs: kept there */
     stc__val_cache_use(NULL);
-    CHECK_INT(stc__val_depot_held(d), VAL_DEPOT_MAGS * mag);
-    /* ... and what we allocate next comes from there. */
-    stc__val_cache_use(mine);
-    for (int i = 0; i < N; i++) vals[i] = stc_value_new_str("abcdefghij", 10);
-    CHECK_INT(stc__val_depot_held(d), 0);
-    stc__val_cache_use(NULL);
-    for (int i = 0; i < N; i++) stc_value_release(vals[i]); /* no cache here: free() */
+    CHECK(stc__val_cache_held(theirs) >= VAL_CACHE_KEPT * mag);
 out:
     stc__val_cache_free(mine);
     stc__val_cache_free(theirs);
     stc__val_depot_free(d);
     free(vals);
+    free(made);
+}
+
+/* The first VAL_CACHE_OWNERS caches of a depot have ids; a later one's
+ * values have none, and whoever frees them keeps them. */
+TEST(value_cache_owners_bounded)
+{
+    val_depot *d = stc__val_depot_new();
+    val_cache *c[VAL_CACHE_OWNERS + 1] = {0};
+    bool ok = d != NULL;
+    for (int i = 0; i <= VAL_CACHE_OWNERS; i++) ok = ok && (c[i] = stc__val_cache_new(d)) != NULL;
+    CHECK(ok);
+    if (!ok) goto out;
+    stc__val_cache_use(c[VAL_CACHE_OWNERS]); /* the one without an id */
+    stc_value s = stc_value_new_str("abc", 3);
+    CHECK_INT(s.as.obj->owner, 0);
+    stc__val_cache_use(c[0]);
+    stc_value t = stc_value_new_str("abc", 3);
+    CHECK_INT(t.as.obj->owner, 1);
+    stc_value_release(s); /* kept by c[0] */
+    CHECK_INT(stc__val_cache_held(c[0]), 32);
+    stc__val_cache_use(c[1]);
+    stc_value_release(t); /* c[0]'s: on its way home */
+    CHECK_INT(stc__val_cache_held(c[1]), 32);
+    stc__val_cache_use(c[0]);
+    stc_value u = stc_value_new_str("abc", 3); /* c[0]'s kept one */
+    CHECK_INT(u.as.obj->owner, 1);
+    CHECK_INT(stc__val_cache_held(c[0]), 0);
+    stc_value_release(u);
+    stc__val_cache_use(NULL);
+out:
+    for (int i = 0; i <= VAL_CACHE_OWNERS; i++) stc__val_cache_free(c[i]);
+    stc__val_depot_free(d);
 }
 
 /* Magazines a cache keeps but does not use go to the depot at its second
