@@ -336,10 +336,12 @@ enum {
 /* Whether heap value v is held by one reference only (the caller's):
  * then nothing else can read it and it may be changed in place.  Acquire:
  * a release by another thread that brought the count to 1 happened
- * before the changes. */
+ * before the changes.  A marked value (VAL_SHARED) is never changed in
+ * place: what it holds was marked with it, and what a change would put
+ * in it would not be (value.h). */
 static inline bool eval_unique(stc_value v)
 {
-    return val_is_heap(v) && __atomic_load_n(&v.as.obj->refs, __ATOMIC_ACQUIRE) == 1;
+    return val_is_heap(v) && __atomic_load_n(&v.as.obj->refs, __ATOMIC_ACQUIRE) == 1 && !val_obj_is_shared(v.as.obj);
 }
 
 /* Scalars built in place: the public stc_value_int & co. are exported

@@ -566,6 +566,77 @@ static bool flow_job_fused(flow_job *job)
     return gains;
 }
 
+/* ---- Plain counts on the workers ----------------------------------------------------
+ *
+ * Two workers of a pipeline touch one value's count at once only if the
+ * value is reachable from something both read: the job's inputs, the
+ * mapped function's captures, and the threads' states (a batch, with the
+ * values only it holds, belongs to one worker at a time and passes to
+ * another under the pool's mutex).  A job whose workers count plainly
+ * marks those VAL_SHARED (counted atomically by everyone, value.h) before
+ * its workers start, and each thread's state again after every serial
+ * stage's activation, before the stage's next turn can go to the other
+ * worker; a marked value is never changed in place, so what is reachable
+ * from a marked state stays marked.  Not for keyed shards, remote stages,
+ * or threads whose state may hold a map (a map's in-place changes would
+ * then copy it: they keep atomic counts).  docs/DESIGN.md 5, "Plain counts
+ * on the workers". */
+
+static bool flow_type_has_map(const ir_type *t, int depth)
+{
+    while (t && t->kind == TY_VAR && t->ref) t = t->ref;
+    if (!t || depth > 64) return true; /* not known: as if it might */
+    if (t->kind == TY_MAP) return true;
+    for (int i = 0; i < t->n && t->args; i++)
+        if (flow_type_has_map(t->args[i], depth + 1)) return true;
+    return false;
+}
+
+static bool flow_counts_plain(const flow_job *job, const eval_ctx *cx)
+{
+    if (job->rt->workers < 2 || job->shard_maps || job->wstates || job->remote_mask || job->owned) return false;
+    if (cx->p->nthreads > 64) return false; /* (the per-stage masks below) */
+    for (int t = 0; t < cx->p->nthreads; t++) {
+        const ir_thread *th = cx->p->threads[t];
+        if (th->keyed || flow_type_has_map(th->state_type, 0)) return false;
+    }
+    return true;
+}
+
+void stc__flow_mark_states(const eval_ctx *cx, uint64_t threads)
+{
+    for (int t = 0; t < cx->p->nthreads; t++) {
+        if (!(threads >> t & 1)) continue;
+        stc__val_mark_shared(cx->states[t].value);
+        stc__val_mark_shared(cx->states[t].init);
+    }
+}
+
+/* Per stage, the threads its steps may write (every one for a call
+ * through a function value): a thread is written by one serial stage
+ * only, else its calls would leave item order (compile.c). */
+static uint64_t *flow_stage_writes(const flow_job *job)
+{
+    const flow_plan *pl = job->plan;
+    uint64_t *w = calloc((size_t)pl->nstages + 1, sizeof *w);
+    for (int s = 0; w && s < pl->nstages; s++)
+        for (int k = pl->stages[s].first; k < pl->stages[s].first + pl->stages[s].count; k++) {
+            flow_set ws = pl->steps[k].writes;
+            if (ws.all) w[s] = ~(uint64_t)0;
+            else if (ws.bits) w[s] |= ws.bits[0];
+        }
+    return w;
+}
+
+/* What every worker of the job may read: marked before they start. */
+static void flow_mark_job(const flow_job *job, const eval_ctx *cx)
+{
+    stc__val_mark_shared(job->fnv);
+    for (int i = 0; i < job->ncaps; i++) stc__val_mark_shared(job->caps[i]);
+    for (size_t i = job->next; job->items && i < job->n; i++) stc__val_mark_shared(job->items[i]);
+    stc__flow_mark_states(cx, ~(uint64_t)0);
+}
+
 /* Runs the job's pipeline on the pool: the plan's stages, and for a stream
  * one more serial stage that hands the results to the sink.  0, or -1 when
  * out of memory before anything ran. */
@@ -597,7 +668,17 @@ static int flow_job_run(flow_job *job, int tokens)
                           .wait_ns = prof && rt->profile ? prof->wait_ns : NULL,
                           .on_idle = rt->trace ? flow_on_idle : NULL, .on_worker = stc__flow_on_worker};
     uint64_t start = flow_now_ns();
+    const eval_ctx *cx = &rt->wcx[0].cx; /* (every context shares main's states) */
+    uint64_t *writes = NULL;
+    job->plain = flow_counts_plain(job, cx) && (writes = flow_stage_writes(job)) != NULL;
+    job->plain_writes = writes;
+    if (job->plain) flow_mark_job(job, cx);
+    rt->plain_job = job->plain; /* read by stc__flow_on_worker, under the pool's mutex */
     int rc = stc__sched_run(rt->pool, &spl);
+    rt->plain_job = false;
+    job->plain = false;
+    job->plain_writes = NULL;
+    free(writes);
     if (prof) prof->wall_ns += flow_now_ns() - start;
     free(serial);
     return rc;

@@ -88,6 +88,11 @@ struct flow_runtime {
     /* Per worker: its thread's counting mode before it joined (value.h:
      * counts are atomic while more than one worker works for a job). */
     bool *outer_plain;
+    /* The pipeline running now counts plainly on its workers (exec.c
+     * flow_counts_plain); set by the calling thread before the job starts
+     * and cleared after it ends (the pool's mutex orders both for the
+     * workers). */
+    bool plain_job;
     struct val_depot *depot; /* where the caches exchange full magazines */
     flow_plan **plans;       /* made so far (used by the main thread only) */
     flow_plan_use *uses;     /* parallel to plans (main thread only) */

@@ -67,6 +67,10 @@ typedef struct flow_job {
     bool direct_ok;           /* fused batches outside a trial and without --profile or
                                  --trace may run each item as the evaluator's call of the
                                  function (steps.c flow_direct_items): no keyed shards */
+    bool plain;               /* its workers count plainly: what two of them can reach
+                                 at once is marked (exec.c flow_counts_plain) */
+    const uint64_t *plain_writes; /* plain: per stage, the threads (bit t) whose states
+                                     it may write, marked after each of its activations */
     bool fused;               /* one worker runs every stage of a batch in turn, on the
                                  calling thread, without the scheduler (exec.c); at 2+
                                  workers only until the trial says the pipeline gains */
@@ -248,5 +252,12 @@ void stc__flow_owned_note(flow_job *job, int stage, uint64_t ns, int nran);
  * profile and the trace; job->prof is set (profiling.c). */
 void stc__flow_prof_note(flow_job *job, int stage, const char *name, int worker, uint64_t t0, uint64_t t1, int nran,
                     uint64_t seq);
+
+/* Marks the states of the threads in `threads` (bit t) VAL_SHARED
+ * (value.h): a plain job's serial stage marks those it writes after each
+ * activation, before the next batch's turn lets another worker read them
+ * (exec.c).  Only this stage writes them: no other worker changes them
+ * meanwhile. */
+void stc__flow_mark_states(const eval_ctx *cx, uint64_t threads);
 
 #endif

@@ -132,10 +132,13 @@ void stc__flow_on_worker(void *ud, int worker, bool joining)
     if (joining) {
         rt->outer_caches[worker] = stc__val_cache_use(rt->caches[worker]);
         /* One worker: the job's values stay on this thread, counts stay as
-         * they were (plain in a run).  More: atomic on every worker until
-         * it leaves; job start and end go through the pool's mutex, which
-         * orders these changes against the plain ones around the job. */
-        rt->outer_plain[worker] = stc__val_counts_set_plain(stc__sched_pool_workers(rt->pool) == 1 && stc__val_counts_plain);
+         * they were (plain in a run).  More: plain for a plain job (what
+         * two workers can reach at once is marked: exec.c), else atomic on
+         * every worker until it leaves; job start and end go through the
+         * pool's mutex, which orders these changes against the plain ones
+         * around the job. */
+        bool plain = stc__sched_pool_workers(rt->pool) == 1 ? stc__val_counts_plain : rt->plain_job;
+        rt->outer_plain[worker] = stc__val_counts_set_plain(plain);
     } else {
         stc__val_cache_use(rt->outer_caches[worker]);
         stc__val_counts_set_plain(rt->outer_plain[worker]);

@@ -343,6 +343,7 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     else if (status == SCHED_AWAY || status == SCHED_AWAY_PASS)
         return status; /* in another process: this runs again when it is back */
     b->loaded = true; /* frames of items that died before loading hold units: harmless */
+    if (job->plain && job->plain_writes[stage]) stc__flow_mark_states(cx, job->plain_writes[stage]); /* (exec.c) */
     if (flow_decides(job, stage)) flow_mark_skips(job, b, stage, sb);
     uint64_t t1 = timed ? flow_now_ns() : 0;
     if (here && job->owned) stc__flow_owned_note(job, stage, t1 - t0, nran); /* placement (owned.c) */

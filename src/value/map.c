@@ -373,7 +373,8 @@ void stc__val_map_mark_items(const val_map *m)
 static val_map *val_map_own(stc_value m)
 {
     val_map *h = (val_map *)m.as.obj;
-    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) == 1) return h;
+    /* (a marked map is never changed in place: see value.h, VAL_SHARED) */
+    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) == 1 && !val_obj_is_shared(&h->hdr)) return h;
     val_map *c = val_map_alloc();
     if (c) {
         c->n = h->n;
@@ -399,7 +400,7 @@ stc_value *stc__val_map_take_slot(stc_value m, stc_value k, stc_value *v, bool *
 {
     *absent = false;
     val_map *h = (val_map *)m.as.obj;
-    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) != 1) return NULL;
+    if (__atomic_load_n(&h->hdr.refs, __ATOMIC_ACQUIRE) != 1 || val_obj_is_shared(&h->hdr)) return NULL;
     val_map_node *n = h->root;
     uint64_t kp = val_key_prefix(k);
     while (n) {
@@ -569,7 +570,7 @@ static val_map_node *val_iter_node(val_map_iter *it)
  * taken out and relinked. */
 static bool val_map_all_own(stc_value m)
 {
-    if (__atomic_load_n(&m.as.obj->refs, __ATOMIC_ACQUIRE) != 1) return false;
+    if (__atomic_load_n(&m.as.obj->refs, __ATOMIC_ACQUIRE) != 1 || val_obj_is_shared(m.as.obj)) return false;
     val_map_iter it;
     stc__val_map_iter_init(&it, m);
     for (val_map_node *n; (n = val_iter_node(&it));)

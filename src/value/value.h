@@ -35,17 +35,23 @@ struct stc_obj {
  *   - stc__val_counts_plain, a per-thread mode, is true only on a thread that is
  *     the only one touching its run's values: the thread of stc_run outside
  *     parallel jobs (all of a reference or 1-worker run), and its stack
- *     segment threads (eval.c).  A parallel job with more than one worker
- *     clears it on every worker for the job's duration (stc__flow_on_worker).
+ *     segment threads (eval.c), and the workers of a pipeline whose values
+ *     two workers can reach at once are marked (flow's plain jobs: the
+ *     job's inputs and captures when it starts, each thread's state after
+ *     every serial stage's activation; docs/DESIGN.md 5, "Plain counts on
+ *     the workers").  Other parallel jobs of more than one worker clear it
+ *     on every worker for the job's duration (stc__flow_on_worker).
  *     Switching happens at job start and end, which go through the
  *     scheduler's mutex, so plain and atomic changes of one count are
- *     always ordered.  Host threads never set it: their changes are atomic.
+ *     always ordered, as a batch's hand-over from one worker to another
+ *     is.  Host threads never set it: their changes are atomic.
  *   - An object marked VAL_SHARED is counted atomically by every thread:
- *     program literals (which concurrent runs of one program share) and
+ *     program literals (which concurrent runs of one program share),
  *     whatever a host retains through stc_value_retain (with everything it
  *     reaches: the host may hand it to its other threads), as Lean 4 marks
- *     objects that become reachable from another thread.  Marks are never
- *     removed.
+ *     objects that become reachable from another thread, and what a plain
+ *     job marks.  Marks are never removed, and a marked object is never
+ *     changed in place (its new parts would not be marked).
  *
  * val_retain and val_release are the internal, inline fast paths; scalars
  * are never counted.  The public stc_value_retain/release stay callable

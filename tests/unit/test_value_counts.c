@@ -1,6 +1,8 @@
 /* test_value_counts.c - reference counts: plain on a thread that runs a
- * program alone, atomic in parallel jobs and for shared objects (program
- * literals, what a host retains); see value/value.h, "Reference counts". */
+ * program alone and on the workers of a plain job, atomic in other
+ * parallel jobs and for shared objects (program literals, what a host
+ * retains, what a plain job marks); see value/value.h, "Reference
+ * counts". */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -94,10 +96,16 @@ TEST(value_counts_mode_follows_the_run)
                                      "main = smap(fn x => p(a(x)), range(0, 400))\n",
                                      "many.stc");
     /* A job whose pipeline would gain runs on the pool after its fused
-     * first batches: sin_iter's replicated stage. */
+     * first batches: sin_iter's replicated stage; with a thread whose
+     * state is a map, its workers count atomically (exec.c). */
     stc_program *heavy = UNIT_COMPILE(
         env, "thread p = probe\nmain = smap(fn x => p(int(sin_iter(20000, float(x))) * 0 + x), range(0, 200))\n",
         "heavy.stc");
+    stc_program *heavy_map = UNIT_COMPILE(
+        env,
+        "fun note(x, m) = (x, put(m, x % 3, x))\nthread seen = note init {}\nthread p = probe\n"
+        "main = smap(fn x => p(seen(int(sin_iter(20000, float(x))) * 0 + x)), range(0, 200))\n",
+        "heavy_map.stc");
     /* Plain where the run's thread is alone (the reference, one worker,
      * main outside a pipeline at any count, and a 2-worker job that stays
      * fused on it: the probe's cheap items cannot gain). */
@@ -119,24 +127,81 @@ TEST(value_counts_mode_follows_the_run)
         if (modes[m].o.workers == 2) CHECK_INT(stc_result_stats(res).smaps_fused, 1);
         stc_result_free(res);
     }
-    /* ... atomic on the workers once the heavy job is on the pool. */
-    if (heavy) {
+    /* Once a heavy job is on the pool: plain on its workers too (what two
+     * of them can reach is marked), atomic when a thread's state may hold
+     * a map. */
+    stc_program *heavies[] = {heavy, heavy_map};
+    for (int h = 0; h < 2; h++) {
+        if (!heavies[h]) continue;
         stc_result *res = NULL;
         stc_run_opts o = {.workers = 2};
-        CHECK_INT(stc_run(heavy, &o, &res), 0);
+        CHECK_INT(stc_run(heavies[h], &o, &res), 0);
         stc_value xs = stc_result_value(res);
         long long sum = 0;
         for (size_t i = 0; i < stc_value_len(xs); i++) sum += stc_value_at(xs, i).as.i;
         CHECK_INT(stc_value_len(xs), 200);
-        CHECK(sum < 200); /* the fused first batches' items only */
+        if (h == 0) CHECK_INT(sum, 200);
+        else CHECK(sum < 200); /* the fused first batches' items only */
         CHECK_INT(stc_result_stats(res).smaps_fused, 0);
         CHECK_INT(stc_result_stats(res).smaps_parallel, 1);
         CHECK(!stc__val_counts_plain);
         stc_result_free(res);
     }
     stc_program_free(heavy);
+    stc_program_free(heavy_map);
     stc_program_free(one);
     stc_program_free(many);
+    stc_env_free(env);
+}
+
+/* ---- a plain job marks what its workers share ---- */
+
+/* At 2 workers a pipeline job counts plainly and marks what two workers
+ * could reach at once: a thread's state after each activation of its
+ * stage (here the string that is also the item's output, so the final
+ * state and the last result are one object); a value only a batch held
+ * (each result's second string) stays unmarked.  A job whose thread holds
+ * a map counts atomically and marks nothing. */
+TEST(value_counts_plain_job_marks_thread_states)
+{
+    stc_env *env = stc_env_new();
+    stc_program *plain = UNIT_COMPILE(env,
+        "fun keep(x, s) = let y = concat(x, \"!\") in (y, y)\n"
+        "thread last = keep init \"start\"\n"
+        "main = smap(fn i => let s = str(int(sin_iter(20000, float(i))) * 0 + i) in (last(s), concat(s, \"?\")), "
+        "range(0, 200))\n",
+        "marks.stc");
+    stc_program *atomic = UNIT_COMPILE(env,
+        "fun keep(x, s) = let y = concat(x, \"!\") in (y, y)\n"
+        "thread last = keep init \"start\"\n"
+        "fun note(x, m) = ((), put(m, x % 3, x))\nthread seen = note init {}\n"
+        "main = smap(fn i => let s = str(int(sin_iter(20000, float(i))) * 0 + i) in "
+        "let u = seen(i) in (last(s), concat(s, \"?\")), range(0, 200))\n",
+        "marks_map.stc");
+    stc_program *progs[] = {plain, atomic};
+    for (int k = 0; k < 2; k++) {
+        stc_result *res = NULL;
+        if (!progs[k] || stc_run(progs[k], &(stc_run_opts){.workers = 2}, &res) != 0) {
+            CHECK(!"the run failed");
+            stc_result_free(res);
+            continue;
+        }
+        stc_value xs = stc_result_value(res);
+        CHECK_INT(stc_value_len(xs), 200);
+        CHECK_INT(stc_result_stats(res).smaps_parallel, 1);
+        CHECK_INT(stc_result_stats(res).smaps_fused, 0);
+        stc_value state = stc_result_state(res, 0); /* last */
+        stc_value out = stc_value_at(stc_value_at(xs, 199), 0);
+        CHECK_STR(stc_value_str(state, NULL), "199!");
+        CHECK(out.as.obj == state.as.obj);
+        CHECK(val_obj_is_shared(state.as.obj) == (k == 0));
+        int marked = 0;
+        for (size_t i = 0; i < 200; i++) marked += val_obj_is_shared(stc_value_at(stc_value_at(xs, i), 1).as.obj);
+        CHECK_INT(marked, 0);
+        stc_result_free(res);
+    }
+    stc_program_free(plain);
+    stc_program_free(atomic);
     stc_env_free(env);
 }
 
