@@ -220,7 +220,12 @@ TEST(remote_contexts_dropped_least_recently_used)
     long long eight1 = kept_round_bytes(8, 1), eight2 = kept_round_bytes(8, 2);
     CHECK(ten1 > 10 * 1500 && eight1 > 8 * 1500); /* every list went once */
     CHECK(ten2 * 10 > ten1 * 17);                  /* all ten again */
-    CHECK(eight2 * 10 < eight1 * 14);              /* none again */
+    /* None of the eight again: their second round sends, per smap, at
+     * least a list's 1500 items fewer than the ten's.  (Compared with the
+     * first round's total instead, 1.33x under TSan, the batches' own
+     * bytes passed the 1.4x bound once in CI as the load cut batches
+     * smaller.) */
+    CHECK((ten2 - ten1) * 8 - (eight2 - eight1) * 10 > 80LL * 1500);
 }
 
 /* What a peer does with a context: a request naming one it does not hold
