@@ -164,7 +164,7 @@ static size_t flow_batch_read(flow_job *job, eval_ctx *cx, flow_batch *b, size_t
         }
         break;
     }
-    if (job->trial_ns) job->trial_ns[FLOW_INPUT_STAGE(job->plan)] += flow_cpu_ns() - c0;
+    if (job->trial_ns) flow_trial_add(job, FLOW_INPUT_STAGE(job->plan), c0);
     if (job->prof)
         stc__flow_prof_note(job, FLOW_INPUT_STAGE(job->plan), "input", worker, t0, flow_now_ns(), (int)k, seq);
     return k;

@@ -73,6 +73,11 @@ struct flow_runtime {
     unsigned perturb_seed;   /* testing aids, passed to every pipeline */
     int watchdog_ms;
     int trial_refusals;      /* the first trial decisions of a job forced to "stays fused" */
+    /* What reading the thread's CPU clock adds to an interval timed with
+     * it (job.h flow_trial_add; measured at 2+ workers when the runtime is
+     * made, 0 at 1): ~30 ns through the vDSO, ~1.4 us on a VM where it is a
+     * system call, where it made a 20 ns stage look 10 times dearer. */
+    uint64_t cpu_clock_ns;
     long long owned_feed[FLOW_OWNED_FEED]; /* the placement's figures for stages 0.. (flow_opts) */
     bool profile;            /* measure stages (profs) */
     struct trace_writer *trace; /* NULL: no trace */

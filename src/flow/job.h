@@ -165,6 +165,15 @@ static inline uint64_t flow_cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Adds the CPU time since c0 (a flow_cpu_ns reading) to the trial's cell
+ * for stage, less what the two readings themselves cost (a stage of a few
+ * cheap items is timed over fewer ns than a system call takes). */
+static inline void flow_trial_add(flow_job *job, int stage, uint64_t c0)
+{
+    uint64_t d = flow_cpu_ns() - c0, cost = job->rt->cpu_clock_ns;
+    job->trial_ns[stage] += d > cost ? d - cost : 0;
+}
+
 /* Splits the keyed threads' maps (main's states, cx) into the job's shard
  * maps before the run, and merges them back after it (shards.c). */
 int stc__flow_shards_split(flow_job *job, eval_ctx *cx);

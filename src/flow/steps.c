@@ -278,7 +278,7 @@ static sched_status flow_output(flow_job *job, eval_ctx *cx, flow_batch *b, int 
             break;
         }
     }
-    if (job->trial_ns) job->trial_ns[FLOW_OUTPUT_STAGE(pl)] += flow_cpu_ns() - c0;
+    if (job->trial_ns) flow_trial_add(job, FLOW_OUTPUT_STAGE(pl), c0);
     if (job->prof) stc__flow_prof_note(job, FLOW_OUTPUT_STAGE(pl), "output", worker, t0, flow_now_ns(), nran, seq);
     return status;
 }
@@ -348,7 +348,7 @@ sched_status stc__flow_stage_run(void *ud, int stage, sched_batch *sb, int worke
     uint64_t t1 = timed ? flow_now_ns() : 0;
     if (here && job->owned) stc__flow_owned_note(job, stage, t1 - t0, nran); /* placement (owned.c) */
     if (timed) b->busy_ns += t1 - t0 - wait_ns; /* a remote reply's latency is not work per item here */
-    if (job->trial_ns) job->trial_ns[stage] += flow_cpu_ns() - c0; /* fused: never remote */
+    if (job->trial_ns) flow_trial_add(job, stage, c0); /* fused: never remote */
     if (job->prof) stc__flow_prof_note(job, stage, job->prof->names[stage], worker, t0, t1, nran, sb->seq);
     return status;
 }
