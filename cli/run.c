@@ -53,9 +53,10 @@ static void cli_after_run(const stc_result *res, const cli_args *a)
         stc_run_stats st = stc_result_stats(res);
         fprintf(stderr,
                 "stats: workers %d, pipelines %lld, sequential smaps %lld, items %lld, "
-                "peak in flight %lld (bound %lld), tuple tasks %lld, nested loops %lld, fused jobs %lld\n",
+                "peak in flight %lld (bound %lld), tuple tasks %lld, nested loops %lld, fused jobs %lld, "
+                "back to fused %lld\n",
                 st.workers, st.smaps_parallel, st.smaps_sequential, st.items, st.peak_in_flight,
-                st.max_in_flight, st.task_groups, st.smaps_looped, st.smaps_fused);
+                st.max_in_flight, st.task_groups, st.smaps_looped, st.smaps_fused, st.smaps_retreated);
         if (st.remote_batches || st.remote_declined)
             fprintf(stderr,
                     "stats: remote batches %lld, bytes sent %lld, received %lld, declined %lld, "

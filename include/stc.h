@@ -543,6 +543,9 @@ typedef struct stc_run_stats {
                                     gain from the pipeline (or too few items to tell) */
     long long remote_shard_moves;   /* of remote_moves: keyed threads' shard stages */
     long long remote_shard_serial;  /* of remote_serial: their batches and shard maps' trips back */
+    long long smaps_retreated;   /* with 2+ workers: times a pipeline went back to running its
+                                    smap fused, finishing items more slowly than the fused
+                                    trial had (values crossing between cores) */
 } stc_run_stats;
 stc_run_stats stc_result_stats(const stc_result *r);
 

@@ -103,7 +103,7 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testi
         }
         flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
                         .perturb_seed = t->perturb_seed, .watchdog_ms = t->watchdog_ms,
-                        .trial_refusals = t->trial_refusals, .profile = o.profile,
+                        .trial_refusals = t->trial_refusals, .shuttle_items = t->shuttle_items, .profile = o.profile,
                         .trace = trace, .pool = pool, .remote = o.remote};
         _Static_assert(RUN_TESTING_STAGES == FLOW_OWNED_FEED, "one figure per stage");
         memcpy(fo.owned_item_ns, t->owned_item_ns, sizeof fo.owned_item_ns);

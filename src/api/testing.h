@@ -20,6 +20,11 @@ typedef struct run_testing_opts {
      * "stays fused" whatever the times (src/flow/exec.c), so that a test
      * sees a later window decide (0: off). */
     int trial_refusals;
+    /* > 0: at 2+ workers every trial decision sends the job to the
+     * pipeline, which goes back to fused once this many items have
+     * finished in it, whatever the times (src/flow/exec.c): a job goes
+     * back and forth every few batches (0: off). */
+    int shuttle_items;
     /* The figures the placement of serial stages on a transport's peers
      * decides on (src/flow/owned.c), instead of the clock: per plan stage s
      * < RUN_TESTING_STAGES, > 0 counts each item of stage s that a peer

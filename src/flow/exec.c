@@ -65,6 +65,27 @@
  * short job of cheap items costs the pipeline little (nested.c leaves the
  * shortest to the evaluator). */
 #define FLOW_TRIAL_MIN_JOB STC__PROFILE_FUSE_MIN_ITEMS /* 64, in trace/profile.h: the predictions use it too */
+/* The trial's model sees no cost of values crossing between cores: on a
+ * VM whose two vCPUs are far apart (cache lines 250 ns away) logstats ran
+ * 0.64 s at 2 workers against 0.50 at 1.  So a pipeline the trial started
+ * is timed, in wall time per finished item over windows this long and of
+ * this many items at least (coarse items, as the trial names them, are
+ * not timed: the pipeline is theirs) ... */
+#define FLOW_PROBE_WINDOW_NS (16000000 * FLOW_TIME_SCALE)
+#define FLOW_PROBE_MIN_ITEMS 64
+/* ... and after this many windows (the first not counted: the pipeline
+ * fills its tokens and finds its batch size) the job goes back to fused
+ * for a probe this long, untimed but for the clock at each batch's end
+ * (flow_job_fused).  The trial's own times are no yardstick: at its first
+ * batches of an item or two, the CPU clock's system calls on our VM left
+ * 1.2-2.8 us an item on logstats, whose items take 0.49 us fused; and the
+ * first milliseconds of a run, its heap still growing, ran them at 0.6-0.8
+ * us.  The probe keeps the job fused unless the pipeline's best window was
+ * faster than the probe by FLOW_PROBE_MARGIN; else the pipeline goes on,
+ * to be probed again at FLOW_TRIAL_AGAIN times its items. */
+#define FLOW_PROBE_WINDOWS 3
+#define FLOW_PROBE_NS (4000000 * FLOW_TIME_SCALE)
+#define FLOW_PROBE_MARGIN 1.05
 
 /* ---- Errors ------------------------------------------------------------------ */
 
@@ -170,6 +191,23 @@ static size_t flow_batch_read(flow_job *job, eval_ctx *cx, flow_batch *b, size_t
     return k;
 }
 
+/* Whether the pipeline is due for its probe (FLOW_PROBE_WINDOW_NS): called
+ * by the source, so the window fields are the source's alone. */
+static bool flow_probe_due(flow_job *job)
+{
+    long long done = (long long)job->next - atomic_load_explicit(&job->live, memory_order_relaxed);
+    int shuttle = job->rt->shuttle_items;
+    if (shuttle > 0) return done - job->window_done0 >= shuttle; /* the testing aid: whatever the times */
+    uint64_t now = flow_now_ns(), dt = now - job->window_t0;
+    long long dn = done - job->window_done0;
+    if (dt < FLOW_PROBE_WINDOW_NS || dn < FLOW_PROBE_MIN_ITEMS) return false;
+    job->window_t0 = now;
+    job->window_done0 = done;
+    double rate = (double)dt / (double)dn;
+    if (job->windows++ > 0 && (job->pipe_item_ns == 0 || rate < job->pipe_item_ns)) job->pipe_item_ns = rate;
+    return job->windows >= FLOW_PROBE_WINDOWS && job->next >= job->probe_at;
+}
+
 static int flow_source(void *ud, sched_batch *sb, int worker)
 {
     flow_job *job = ud;
@@ -177,6 +215,10 @@ static int flow_source(void *ud, sched_batch *sb, int worker)
     eval_ctx *cx = &job->rt->wcx[worker].cx;
     if (job->src_end) return job->src_failed ? SCHED_SOURCE_STOP : 0;
     if (job->next >= job->n) return 0;
+    if (job->probing && !job->fused && flow_probe_due(job)) {
+        job->probe = true; /* no more input: the batches in flight finish, the pipeline ends */
+        return 0;
+    }
     size_t size = flow_batch_size(job);
     size_t nflags = size * (size_t)pl->nflags;
     flow_batch *b = flow_batch_get(job, size);
@@ -463,7 +505,8 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
      * run, which is there to test the scheduler's interleavings. */
     job->fused = !rt->remote.call && !rt->remote.start && flow_fusable(pl);
     if (job->fused && rt->workers > 1)
-        job->fused = !rt->perturb_seed && (s || xs->n >= FLOW_TRIAL_MIN_JOB) && (job->trial_ns = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
+        job->fused = !rt->perturb_seed && (s || xs->n >= FLOW_TRIAL_MIN_JOB) &&
+                     (job->trial_ns = job->trial_cells = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
     job->direct_ok = job->fused && flow_directable(cx->p, pl);
     flow_skips_init(job); /* no skipping when out of memory */
     atomic_init(&job->ns_per_item, 0);
@@ -487,7 +530,7 @@ static void flow_job_fini(flow_job *job)
     }
     free(job->decided_at), free(job->skip_first), free(job->skip_flags);
     free(job->decides);
-    free(job->trial_ns);
+    free(job->trial_cells);
 }
 
 /* The trial's work so far (ns): every stage's, a stream's input and output. */
@@ -523,15 +566,17 @@ static bool flow_trial_gains(const flow_job *job, size_t nitems)
  * pipeline stops after the batches before the failing one (here none is
  * in flight).  True when a trial found that the pipeline gains: the job's
  * remaining items go to it (batches are cut in order, and every batch so
- * far is released, so the results and the first error are the same). */
-static bool flow_job_fused(flow_job *job)
+ * far is released, so the results and the first error are the same).
+ * again: the first item of its next trial window (0: one is open now);
+ * probe: the job comes from the pipeline for its probe (FLOW_PROBE_NS),
+ * true again when the pipeline was the faster. */
+static bool flow_job_fused(flow_job *job, size_t again, bool probe)
 {
     flow_runtime *rt = job->rt;
     sched_batch sb = {.seq = 0};
     bool gains = false;
-    uint64_t *idle = NULL; /* the trial's cells between windows (job->trial_ns NULL: untimed) */
-    size_t from = 0, again = 0; /* the window's first item; the next window's */
-    int decided = 0;            /* windows closed (the testing aid refuses the first few) */
+    size_t from = 0;       /* the trial window's or the probe's first item */
+    uint64_t probe_t0 = 0; /* the probe's start, after its first batch */
     stc__flow_on_worker(job, 0, true);
     stc__val_counts_set_plain(rt->outer_plain[0]); /* the mode it had (on_worker sets atomic at 2+) */
     for (;;) {
@@ -541,27 +586,53 @@ static bool flow_job_fused(flow_job *job)
         sched_status st = stc__flow_fused_run(job, &sb, 0);
         flow_release(job, &sb, 0);
         if (st == SCHED_STOP) break;
+        if (probe) {
+            uint64_t now = flow_now_ns();
+            if (!probe_t0) { /* its first batch paid for the caches the pipeline left */
+                probe_t0 = now;
+                from = job->next;
+                continue;
+            }
+            bool shuttle = rt->shuttle_items > 0; /* the testing aid: every other probe keeps the pipeline */
+            if (!shuttle && (now - probe_t0 < FLOW_PROBE_NS || job->next - from < FLOW_PROBE_MIN_ITEMS)) continue;
+            double fused_ns = (double)(now - probe_t0) / (double)(job->next - from);
+            probe = false;
+            if (shuttle ? job->probes++ % 2 == 1 : fused_ns > FLOW_PROBE_MARGIN * job->pipe_item_ns) {
+                job->probe_at = shuttle ? 0 : FLOW_TRIAL_AGAIN * job->next;
+                gains = !job->src_end && job->next < job->n;
+                if (gains) break;
+                continue;
+            }
+            rt->stats.smaps_retreated++;
+            again = shuttle ? job->next : FLOW_TRIAL_AGAIN * job->next;
+            continue;
+        }
         if (sb.seq++ == 0 && job->trial_ns) { /* the first batch's one-time costs are no trial */
             memset(job->trial_ns, 0, (size_t)(job->plan->nstages + 2) * sizeof *job->trial_ns);
             from = job->next;
             continue;
         }
-        if (idle && job->next >= again) { /* a new window */
-            memset(idle, 0, (size_t)(job->plan->nstages + 2) * sizeof *idle);
-            job->trial_ns = idle, idle = NULL;
+        if (!job->trial_ns && job->trial_cells && job->next >= again) { /* a new window */
+            memset(job->trial_cells, 0, (size_t)(job->plan->nstages + 2) * sizeof *job->trial_cells);
+            job->trial_ns = job->trial_cells;
             from = job->next;
+            continue;
         }
         uint64_t work = job->trial_ns ? flow_trial_work(job) : 0;
         size_t seen = job->next - from;
-        if (work >= FLOW_TRIAL_NS && (seen >= FLOW_TRIAL_MIN_ITEMS || work >= FLOW_TRIAL_LONG_NS)) {
-            gains = decided++ >= rt->trial_refusals && flow_trial_gains(job, seen) && !job->src_end && job->next < job->n;
-            idle = job->trial_ns;
+        bool shuttle = rt->shuttle_items > 0 && job->trial_ns; /* the testing aid: at once, "gains" */
+        if (shuttle || (work >= FLOW_TRIAL_NS && (seen >= FLOW_TRIAL_MIN_ITEMS || work >= FLOW_TRIAL_LONG_NS))) {
+            gains = job->trials++ >= rt->trial_refusals && (shuttle || flow_trial_gains(job, seen)) && !job->src_end &&
+                    job->next < job->n;
             job->trial_ns = NULL; /* before any worker runs a stage */
-            if (gains) break;
+            if (gains) {
+                job->probing = shuttle || seen >= FLOW_TRIAL_MIN_ITEMS; /* coarse items: the pipeline's */
+                job->probe_at = 0;
+                break;
+            }
             again = FLOW_TRIAL_AGAIN * job->next; /* (stays fused until then: untimed) */
         }
     }
-    free(idle);
     stc__flow_on_worker(job, 0, false);
     return gains;
 }
@@ -640,20 +711,10 @@ static void flow_mark_job(const flow_job *job, const eval_ctx *cx)
 /* Runs the job's pipeline on the pool: the plan's stages, and for a stream
  * one more serial stage that hands the results to the sink.  0, or -1 when
  * out of memory before anything ran. */
-static int flow_job_run(flow_job *job, int tokens)
+static int flow_job_pipeline(flow_job *job, int tokens)
 {
     flow_runtime *rt = job->rt;
     const flow_plan *pl = job->plan;
-    if (job->fused) {
-        uint64_t start = flow_now_ns();
-        bool gains = flow_job_fused(job);
-        if (job->prof) job->prof->wall_ns += flow_now_ns() - start;
-        if (!gains) {
-            if (rt->workers > 1) rt->stats.smaps_fused++;
-            return 0;
-        }
-        job->fused = false; /* the rest on the pool (the spare blocks locked again) */
-    }
     int nstages = pl->nstages + (job->stream ? 1 : 0);
     bool *serial = malloc((size_t)nstages * sizeof *serial);
     if (!serial) return -1;
@@ -674,6 +735,10 @@ static int flow_job_run(flow_job *job, int tokens)
     job->plain_writes = writes;
     if (job->plain) flow_mark_job(job, cx);
     rt->plain_job = job->plain; /* read by stc__flow_on_worker, under the pool's mutex */
+    job->window_t0 = start; /* flow_probe_due's first window */
+    job->window_done0 = (long long)job->next;
+    job->windows = 0;
+    job->pipe_item_ns = 0;
     int rc = stc__sched_run(rt->pool, &spl);
     rt->plain_job = false;
     job->plain = false;
@@ -682,6 +747,40 @@ static int flow_job_run(flow_job *job, int tokens)
     if (prof) prof->wall_ns += flow_now_ns() - start;
     free(serial);
     return rc;
+}
+
+/* Runs the job: fused while its trial windows say so (at 1 worker always),
+ * else as the pipeline, and fused again while a probe finds the pipeline
+ * no faster (FLOW_PROBE_WINDOW_NS).  0, or -1 when out of memory before
+ * anything ran. */
+static int flow_job_run(flow_job *job, int tokens)
+{
+    flow_runtime *rt = job->rt;
+    size_t again = 0;   /* the first item of the fused run's next trial window (0: open now) */
+    bool probe = false; /* the fused run is the pipeline's probe */
+    bool piped = false; /* some of its items went through the pipeline */
+    for (;;) {
+        if (job->fused) {
+            uint64_t start = flow_now_ns();
+            bool gains = flow_job_fused(job, again, probe);
+            if (job->prof) job->prof->wall_ns += flow_now_ns() - start;
+            if (!gains) {
+                if (rt->workers > 1 && !piped) rt->stats.smaps_fused++;
+                return 0;
+            }
+            job->fused = false; /* the rest on the pool (the spare blocks locked again) */
+        }
+        piped = true;
+        int rc = flow_job_pipeline(job, tokens);
+        if (rc != 0 || !job->probe) return rc;
+        /* Fused from the next item: every batch so far is released, so
+         * the results and the first error are the same. A stop (every
+         * stop records its error) or the stream's end ends the job. */
+        job->probe = false;
+        if (job->err_index >= 0 || job->src_end || job->next >= job->n) return 0;
+        job->fused = probe = true;
+        again = SIZE_MAX; /* (the probe says when) */
+    }
 }
 
 /* Adds the job's figures to the run's stats; the items read in *count. */

@@ -267,6 +267,7 @@ typedef struct flow_opts {
     unsigned perturb_seed; /* testing aids (see sched_pipeline) */
     int watchdog_ms;
     int trial_refusals;    /* (testing.h) */
+    int shuttle_items;     /* (testing.h) */
     /* (testing.h) Per stage s < FLOW_OWNED_FEED: > 0, the work in ns the
      * placement of serial stages counts for each item of s it measures
      * (owned.c), instead of what was measured. */

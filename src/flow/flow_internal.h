@@ -73,6 +73,7 @@ struct flow_runtime {
     unsigned perturb_seed;   /* testing aids, passed to every pipeline */
     int watchdog_ms;
     int trial_refusals;      /* the first trial decisions of a job forced to "stays fused" */
+    int shuttle_items;       /* > 0: every trial says "gains", the pipeline goes back after this many items */
     /* What reading the thread's CPU clock adds to an interval timed with
      * it (job.h flow_trial_add; measured at 2+ workers when the runtime is
      * made, 0 at 1): ~30 ns through the vDSO, ~1.4 us on a VM where it is a

@@ -77,8 +77,10 @@ typedef struct flow_job {
     /* Trial (2+ workers, exec.c): while non-NULL the job runs fused, stage
      * by stage, and each stage's busy CPU ns (flow_cpu_ns) is added here (nstages + 2 cells:
      * FLOW_OUTPUT_STAGE and FLOW_INPUT_STAGE last); the calling thread's
-     * alone.  NULL: no trial (1 worker, or decided). */
+     * alone.  NULL: no trial (1 worker, or between windows). */
     uint64_t *trial_ns;
+    uint64_t *trial_cells;    /* what trial_ns points to during a window (NULL: 1 worker) */
+    int trials;               /* trial windows closed (the testing aid refuses the first few) */
     /* Per stage s (< 64): bit t says branch stage t is decided after s
      * (decided_at[t] == s), so flow_mark_skips looks at those alone. */
     uint64_t *decides;
@@ -127,6 +129,20 @@ typedef struct flow_job {
     atomic_uint_fast64_t ns_per_item; /* atomic: cost estimate, 0 = unknown */
     atomic_llong live;        /* atomic: items in batches not yet released */
     atomic_llong peak;        /* atomic */
+    /* The probe (exec.c FLOW_PROBE_WINDOW_NS): whether the pipeline is
+     * timed for one (a trial sent it there, its items not coarse), from
+     * which item on; its windows: when the current one began, the items
+     * finished by then, windows so far, the best one's wall ns per item.
+     * The source's alone (its turn passes under the pool's mutex) but for
+     * probing and probe_at, set before the pipeline starts. */
+    bool probing;
+    size_t probe_at;
+    uint64_t window_t0;
+    long long window_done0;
+    int windows;
+    double pipe_item_ns;
+    bool probe;               /* the source ended the pipeline for the probe */
+    int probes;               /* probes so far (the testing aid alternates their verdicts) */
     /* Bit t: a peer asked for stage t's context ("STCn", remote_wire.h), so
      * its requests carry the bytes until one that did is answered (atomic). */
     atomic_uint_fast64_t ctx_asked;

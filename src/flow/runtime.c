@@ -35,6 +35,7 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
     rt->perturb_seed = o->perturb_seed;
     rt->watchdog_ms = o->watchdog_ms;
     rt->trial_refusals = o->trial_refusals;
+    rt->shuttle_items = o->shuttle_items;
     if (o->workers > 1) rt->cpu_clock_ns = flow_runtime_cpu_clock_cost();
     memcpy(rt->owned_feed, o->owned_item_ns, sizeof rt->owned_feed);
     rt->profile = o->profile;

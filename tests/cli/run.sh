@@ -238,7 +238,7 @@ EOF2
 begin "stats: a pipeline at 2 workers"; run run --stats --workers 2 --queue-capacity 1 pipe.stc; code_is 0
 err_has "stats: workers 2, pipelines 1, sequential smaps 0, items 50, peak in flight "; end
 begin "stats: nothing parallel under --reference"; run run --stats --reference pipe.stc; code_is 0
-err_is "stats: workers 0, pipelines 0, sequential smaps 0, items 0, peak in flight 0 (bound 0), tuple tasks 0, nested loops 0, fused jobs 0"; end
+err_is "stats: workers 0, pipelines 0, sequential smaps 0, items 0, peak in flight 0 (bound 0), tuple tasks 0, nested loops 0, fused jobs 0, back to fused 0"; end
 # Nested smaps (docs/DESIGN.md section 3, "Nested smaps by cost"): which
 # smaps run as pipelines, a structural check by --stats (no timing).
 nested_rows() { # $1 rows of 3000 pure items

@@ -16,9 +16,10 @@
 #include "run_modes.h"
 #include "stc.h"
 
-const diff_mode diff_modes[] = {{1, 1, false}, {1, 0, false}, {2, 1, false}, {2, 0, false}, {3, 1, false},
-                                {3, 0, false}, {8, 1, false}, {8, 0, false}, {2, 1, true},  {8, 0, true}};
-int diff_nmodes = 8;
+const diff_mode diff_modes[] = {{1, 1, false, 0}, {1, 0, false, 0}, {2, 1, false, 0}, {2, 0, false, 0},
+                                {3, 1, false, 0}, {3, 0, false, 0}, {8, 1, false, 0}, {8, 0, false, 0},
+                                {2, 1, false, 3}, {3, 0, false, 1}, {2, 1, true, 0},  {8, 0, true, 0}};
+int diff_nmodes = 10;
 bool diff_use_fork = true;
 unsigned long long diff_seed;
 
@@ -42,8 +43,8 @@ char *xprintf(const char *fmt, ...)
 const char *diff_mode_name(int m)
 {
     static char buf[64];
-    snprintf(buf, sizeof buf, "workers=%d qc=%d%s", diff_modes[m].workers, diff_modes[m].queue_capacity,
-             diff_modes[m].perturb ? " perturbed" : "");
+    snprintf(buf, sizeof buf, "workers=%d qc=%d%s%s", diff_modes[m].workers, diff_modes[m].queue_capacity,
+             diff_modes[m].perturb ? " perturbed" : "", diff_modes[m].shuttle ? " shuttle" : "");
     return buf;
 }
 
@@ -60,7 +61,8 @@ static char *outcome(stc_program *prog, const diff_mode *m, stc_run_stats *stats
 {
     trun_mode mode = {.reference = true};
     if (m) mode = (trun_mode){.workers = m->workers, .queue_capacity = m->queue_capacity,
-                              .perturb_seed = m->perturb ? (unsigned)diff_seed | 1u : 0};
+                              .perturb_seed = m->perturb ? (unsigned)diff_seed | 1u : 0,
+                              .shuttle_items = m->shuttle};
     stc_run_opts opts = trun_opts(&mode);
     trun_outcome o;
     trun_run(prog, &opts, &mode, NULL, &o);
@@ -107,6 +109,7 @@ void diff_check_here(const char *src, int first, int repeat, verdict *v, diff_to
             tot->task_groups += st.task_groups;
             tot->errors += !strncmp(ref, "error", 5);
         }
+        if (tot && k >= repeat && m->shuttle) tot->shuttled += st.smaps_retreated;
         free(got);
     }
     free(ref);

@@ -12,17 +12,21 @@
 typedef struct diff_mode {
     int workers, queue_capacity; /* queue_capacity 0: the default */
     bool perturb;                /* run_testing_opts.perturb_seed = the seed */
+    int shuttle;                 /* run_testing_opts.shuttle_items (0: off) */
 } diff_mode;
 
-/* workers 1, 2, 3, 8 x queue capacities 1, 0; then two perturbed modes. */
+/* workers 1, 2, 3, 8 x queue capacities 1, 0; two where jobs go between
+ * fused and the pipeline every few items (the shuttle); then two
+ * perturbed modes. */
 extern const diff_mode diff_modes[];
-extern int diff_nmodes;          /* modes in use: 8, or 10 with --perturb */
+extern int diff_nmodes;          /* modes in use: 10, or 12 with --perturb */
 extern bool diff_use_fork;       /* false: run everything in this process */
 extern unsigned long long diff_seed; /* the seed being tested (for perturb_seed) */
 
 /* What the runs did (at 8 workers, default queue capacity). */
 typedef struct diff_totals {
     long long pipelines, sequential, items, task_groups, errors;
+    long long shuttled; /* the shuttle modes' trips back to fused (smaps_retreated) */
 } diff_totals;
 
 enum { V_AGREE, V_MISMATCH, V_COMPILE, V_CRASH };

@@ -83,7 +83,8 @@ int trun_run(stc_program *prog, const stc_run_opts *opts, const trun_mode *aids,
     *out = (trun_outcome){0};
     /* The testing aids are set here and nowhere else in tests/. */
     run_testing_opts t = {.perturb_seed = aids ? aids->perturb_seed : 0, .watchdog_ms = aids ? aids->watchdog_ms : 0,
-                         .trial_refusals = aids ? aids->trial_refusals : 0};
+                         .trial_refusals = aids ? aids->trial_refusals : 0,
+                         .shuttle_items = aids ? aids->shuttle_items : 0};
     _Static_assert(sizeof t.owned_item_ns == sizeof aids->owned_item_ns, "one figure per stage");
     if (aids) memcpy(t.owned_item_ns, aids->owned_item_ns, sizeof t.owned_item_ns);
     bool streams = stc_program_takes_input(prog);

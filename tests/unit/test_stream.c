@@ -76,13 +76,13 @@ static int text_sink_fn(void *ud, long long index, stc_value v, stc_ctx *cx)
 
 /* Everything a stream run produced: sink text, then "ok " and the JSON
  * line or "error: " and the error (malloc'd). */
-static char *stream_outcome(stc_program *prog, stc_run_opts opts, int_source src, long long sink_fail,
-                            stc_run_stats *stats)
+static char *stream_outcome_aided(stc_program *prog, stc_run_opts opts, const trun_mode *aids, int_source src,
+                                  long long sink_fail, stc_run_stats *stats)
 {
     text_sink k = {.fail_at = sink_fail};
     stc_stream io = {int_source_fn, &src, text_sink_fn, &k};
     trun_outcome o;
-    trun_run(prog, &opts, NULL, &io, &o);
+    trun_run(prog, &opts, aids, &io, &o);
     const char *tail = o.rc == 0 ? o.json : o.error;
     if (stats) *stats = o.stats;
     size_t n = (k.text ? k.len : 0) + (tail ? strlen(tail) : 8) + 32;
@@ -92,6 +92,12 @@ static char *stream_outcome(stc_program *prog, stc_run_opts opts, int_source src
     trun_outcome_free(&o);
     free(k.text);
     return out;
+}
+
+static char *stream_outcome(stc_program *prog, stc_run_opts opts, int_source src, long long sink_fail,
+                            stc_run_stats *stats)
+{
+    return stream_outcome_aided(prog, opts, NULL, src, sink_fail, stats);
 }
 
 typedef struct stream_case {
@@ -583,5 +589,35 @@ TEST(stream_direct_body_fails_mid_stream)
         }
         stc_program_free(prog);
     }
+    stc_env_free(env);
+}
+
+/* A stream whose pipeline goes back to fused and on again every few items
+ * (the shuttle testing aid: exec.c's probe, whatever the times): the same
+ * lines, states and errors as the reference, whether the source, the sink
+ * or the thread fails, and the trips counted (stats.smaps_retreated). */
+TEST(stream_back_and_forth_between_fused_and_pipeline)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = stream_compile(env, pipeline_src);
+    if (prog) {
+        static const struct { long long n, src_fail, sink_fail; } cases[] = {
+            {5000, -1, -1}, {5000, 3100, -1}, {5000, -1, 4321}, {60, -1, -1}};
+        for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+            int_source src = {.n = cases[i].n, .fail_at = cases[i].src_fail};
+            char *ref = stream_outcome(prog, (stc_run_opts){.reference = true}, src, cases[i].sink_fail, NULL);
+            for (int w = 2; w <= 3; w++)
+                for (int qc = 0; qc <= 4; qc += 4) {
+                    trun_mode m = {.workers = w, .queue_capacity = qc, .shuttle_items = 40};
+                    stc_run_stats st;
+                    char *got = stream_outcome_aided(prog, trun_opts(&m), &m, src, cases[i].sink_fail, &st);
+                    CHECK_STR(got, ref);
+                    CHECK(st.smaps_retreated >= (cases[i].n > 1000 ? 2 : 0)); /* every other probe stays fused */
+                    free(got);
+                }
+            free(ref);
+        }
+    }
+    stc_program_free(prog);
     stc_env_free(env);
 }
