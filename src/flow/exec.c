@@ -82,9 +82,12 @@
  * first milliseconds of a run, its heap still growing, ran them at 0.6-0.8
  * us.  The probe keeps the job fused unless the pipeline's best window was
  * faster than the probe by FLOW_PROBE_MARGIN; else the pipeline goes on,
- * to be probed again at FLOW_TRIAL_AGAIN times its items. */
+ * to be probed again at FLOW_TRIAL_AGAIN times its items.  A probe (the
+ * pipeline's drain, 2 ms on one worker, its restart) cost logstats's 1M
+ * lines 0-5% where the pipeline wins (bench/ab.sh); where it loses, 2
+ * workers ran 0.48-0.49 s against 0.61-0.64 before, 0.46 at 1 worker. */
 #define FLOW_PROBE_WINDOWS 3
-#define FLOW_PROBE_NS (4000000 * FLOW_TIME_SCALE)
+#define FLOW_PROBE_NS (2000000 * FLOW_TIME_SCALE)
 #define FLOW_PROBE_MARGIN 1.05
 
 /* ---- Errors ------------------------------------------------------------------ */
