@@ -600,6 +600,7 @@ static bool flow_job_fused(flow_job *job, size_t again, bool probe)
             if (!shuttle && (now - probe_t0 < FLOW_PROBE_NS || job->next - from < FLOW_PROBE_MIN_ITEMS)) continue;
             double fused_ns = (double)(now - probe_t0) / (double)(job->next - from);
             probe = false;
+            if (job->prof) job->prof->probe_ns += now - probe_t0, job->prof->probe_items += job->next - from;
             if (shuttle ? job->probes++ % 2 == 1 : fused_ns > FLOW_PROBE_MARGIN * job->pipe_item_ns) {
                 job->probe_at = shuttle ? 0 : FLOW_TRIAL_AGAIN * job->next;
                 gains = !job->src_end && job->next < job->n;

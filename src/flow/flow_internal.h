@@ -26,6 +26,9 @@ typedef struct flow_plan_prof {
     uint64_t *cells;
     uint64_t *wait_ns;  /* per stage: batches waiting for their turn (the pool lock) */
     uint64_t wall_ns;   /* main thread */
+    /* The probes' fused stretches (exec.c FLOW_PROBE_NS): wall ns and
+     * items, what an item costs one worker in a run at 2+ (main thread) */
+    uint64_t probe_ns, probe_items;
     int order;          /* which pipeline it was to run first (0, 1, ...), -1 before */
     bool stream;        /* it ran over a stream: the input and output rows count */
 } flow_plan_prof;

@@ -11,9 +11,16 @@
  * STC__PROFILE_FUSE_GAIN runs fused at any worker count (the runtime
  * decides with this same bound on a trial's stage times), so it is
  * predicted at its one-worker time.  Time outside pipelines (main's own
- * evaluation) stays as it was.  Not seen: fill and drain (short lists of
- * coarse items come out a few percent optimistic), and any machine whose
- * hand-off cost differs from STC__PROFILE_HANDOFF_NS's. */
+ * evaluation) stays as it was.  A profile taken at 2+ workers whose
+ * pipeline was probed (src/flow/exec.c: the job ran fused for a while in
+ * the middle of the run, timed on one worker) takes its 1-worker time
+ * from the probes' wall time per item, since its stages' busy times carry
+ * what crossing between the cores cost there.  Not seen: fill and drain
+ * (short lists of coarse items come out a few percent optimistic), any
+ * machine whose hand-off cost differs from STC__PROFILE_HANDOFF_NS's, and
+ * from a 1-worker profile, what values crossing between cores will cost:
+ * on a VM whose vCPUs are far apart it doubled every stage's time, and
+ * the probe then keeps the job fused, at about 1x. */
 #include "trace/profile.h"
 
 #include <stdbool.h>
@@ -30,6 +37,7 @@ void stc__profile_free(result_profile *pf)
     free(pf->strings);
     free(pf->stages);
     free(pf->pipeline_wall_ms);
+    free(pf->pipeline_probe_ns);
     free(pf);
 }
 
@@ -99,6 +107,11 @@ static double profile_pipeline_ms(const result_profile *pf, int p, int workers)
     double outside = pf->pipeline_wall_ms[p] - pp.work / measured;
     if (outside < 0) outside = 0;
     double one = work1 + outside;
+    /* Measured at 2+ workers, the stages' busy times carry what crossing
+     * between the cores cost there (on a far placement of our VM twice
+     * what one worker takes); a probe timed the job on one worker. */
+    double probe_ns = pf->pipeline_probe_ns ? pf->pipeline_probe_ns[p] : 0;
+    if (measured > 1 && probe_ns > 0) one = probe_ns * (double)pp.items / 1e6;
     if (workers <= 1) return one;
     double many = stc__profile_run_time(work1 + handoff_ms, pp.span, pp.items, workers) + outside;
     /* the runtime's rule, on the stages' times as its trial measures them */

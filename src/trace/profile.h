@@ -12,6 +12,8 @@ typedef struct result_profile {
     double wall_ms;             /* the whole run (stc_run) */
     int npipelines;
     double *pipeline_wall_ms;   /* per pipeline: time from start to end of its runs */
+    double *pipeline_probe_ns;  /* per pipeline: wall ns per item its probes ran fused
+                                   (src/flow/exec.c), 0: no probe */
     size_t nstages;
     stc_stage_profile *stages;  /* strings point into `strings` */
     char **strings;             /* owned: every name, kind and smap string */

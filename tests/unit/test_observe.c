@@ -10,7 +10,9 @@
 #include "run_check.h"
 #include "stc.h"
 #include "test.h"
+#include "api/testing.h"
 #include "trace/profile.h"
+#include "value/result.h"
 
 static const char *observe_src =
     "fun acc(x, s) = let v = (s * 31 + x) % 1000003 in (v, v)\n"
@@ -353,4 +355,37 @@ TEST(observe_model_adds_outside_time_and_handoffs)
     /* A serial stage of 95 of 100 ms: no gain, fused: the 1-worker time. */
     st1[0].busy_ms = 5, st1[1].busy_ms = 95;
     CHECK(fabs(stc__profile_predict_ms(&one, 2) - 110) < 1e-9);
+}
+
+/* A profile taken at 2+ workers estimates the 1-worker time from what its
+ * probes ran fused (src/flow/exec.c), not from stage times that carry the
+ * cost of crossing between the cores: here they are twice the probe's. */
+TEST(observe_model_takes_one_worker_from_the_probe)
+{
+    double wall2[1] = {120}, probe[1] = {110.0}; /* ns per item */
+    stc_stage_profile st2[2] = {{.pipeline = 0, .serial = false, .items = 1000000, .busy_ms = 140},
+                                {.pipeline = 0, .serial = true, .items = 1000000, .busy_ms = 80}};
+    result_profile two = {.workers = 2, .wall_ms = 120, .npipelines = 1, .pipeline_wall_ms = wall2,
+                          .pipeline_probe_ns = probe, .nstages = 2, .stages = st2};
+    CHECK(fabs(stc__profile_predict_ms(&two, 1) - 110) < 1e-9); /* 1M x 110 ns */
+    CHECK(fabs(stc__profile_predict_ms(&two, 2) - 120) < 1e-9); /* the measured run */
+    CHECK(fabs(stc__profile_predict(&two, 2) - 110.0 / 120.0) < 1e-9);
+    probe[0] = 0; /* no probe: the stage times less the hand-offs, plus outside (120 - 220 / 2) */
+    CHECK(fabs(stc__profile_predict_ms(&two, 1) - (220 - 7.5 + 10)) < 1e-9);
+    /* A run at 2 workers whose pipeline is probed (the shuttle aid) keeps
+     * the probes' figure in its profile. */
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, "fun acc(x, s) = (s + x, s + x)\nthread a = acc init 0\n"
+                                          "main = len(smap(fn x => a(x * 3 % 7), range(0, 20000)))\n", "obs.stc");
+    if (prog) {
+        stc_result *res = NULL;
+        run_testing_opts t = {.shuttle_items = 500};
+        CHECK_INT(stc__run_testing(prog, &(stc_run_opts){.workers = 2, .profile = true}, &t, NULL, &res), 0);
+        CHECK(res && res->profile && res->profile->npipelines == 1);
+        if (res && res->profile && res->profile->npipelines == 1) CHECK(res->profile->pipeline_probe_ns[0] > 0);
+        CHECK(stc_result_stats(res).smaps_retreated >= 1);
+        stc_result_free(res);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
 }
