@@ -194,7 +194,11 @@ TEST(value_counts_plain_job_marks_thread_states)
         stc_value out = stc_value_at(stc_value_at(xs, 199), 0);
         CHECK_STR(stc_value_str(state, NULL), "199!");
         CHECK(out.as.obj == state.as.obj);
-        CHECK(val_obj_is_shared(state.as.obj) == (k == 0));
+        /* Marked by the pipeline's last activation of `last`; unless a
+         * probe (src/flow/exec.c: a loaded machine made the pipeline look
+         * slow) sent the job's last items back to fused, whose plain run
+         * marks nothing. */
+        if (stc_result_stats(res).smaps_retreated == 0) CHECK(val_obj_is_shared(state.as.obj) == (k == 0));
         int marked = 0;
         for (size_t i = 0; i < 200; i++) marked += val_obj_is_shared(stc_value_at(stc_value_at(xs, i), 1).as.obj);
         CHECK_INT(marked, 0);
