@@ -69,8 +69,8 @@
  * VM whose two vCPUs are far apart (cache lines 250 ns away) logstats ran
  * 0.64 s at 2 workers against 0.50 at 1.  So a pipeline the trial started
  * is timed, in wall time per finished item over windows this long and of
- * this many items at least (coarse items, as the trial names them, are
- * not timed: the pipeline is theirs) ... */
+ * this many items at least (coarse items, 50 us or more in the trial, are
+ * not timed: the pipeline is theirs, its costs nothing beside them) ... */
 #define FLOW_PROBE_WINDOW_NS (16000000 * FLOW_TIME_SCALE)
 #define FLOW_PROBE_MIN_ITEMS 64
 /* ... and after this many windows (the first not counted: the pipeline
@@ -630,7 +630,8 @@ static bool flow_job_fused(flow_job *job, size_t again, bool probe)
                     job->next < job->n;
             job->trial_ns = NULL; /* before any worker runs a stage */
             if (gains) {
-                job->probing = shuttle || seen >= FLOW_TRIAL_MIN_ITEMS; /* coarse items: the pipeline's */
+                /* coarse items (50 us or more) are the pipeline's: its costs are nothing beside them */
+                job->probing = shuttle || (seen >= FLOW_TRIAL_MIN_ITEMS && (double)work < STC__PROFILE_COARSE_NS * (double)seen);
                 job->probe_at = 0;
                 break;
             }
