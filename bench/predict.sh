@@ -8,6 +8,9 @@
 # with the wall time measured on that many workers (medians of N runs,
 # default 5, the 1- and 2-worker runs interleaved).  Prints the error of
 # each prediction in percent and the predicted and measured speedups.
+# A 1-worker profile samples its pipelines at 2 workers (docs/OBSERVE.md),
+# so the 1-worker time is measured by a third profile, pinned to CPU 0
+# (`taskset -c 0`: one CPU, no sample).
 # The programs: bench/paper/*.stc, examples/logstats over --lines lines
 # (default 1000000, made by gen_log) and bench/stream/*.stc over the same
 # lines.  --only NAME keeps the programs whose name contains NAME.
@@ -38,9 +41,11 @@ input=$dir/lines-$lines.log
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 # profile W FILE [ARGS]: prints "measured predicted1 predicted2" (ms) for one run on W workers
+# (W "1pin": on 1 worker, pinned to CPU 0)
 profile() {
-    local w=$1; shift
-    "$STC" run --workers "$w" --profile --no-states "$@" 2>&1 >/dev/null | awk '
+    local w=$1 pin=(); shift
+    if [ "$w" = 1pin ]; then w=1 pin=(taskset -c 0); fi
+    "${pin[@]}" "$STC" run --workers "$w" --profile --no-states "$@" 2>&1 >/dev/null | awk '
         /^  wall ms/ { p1 = $3; p2 = $4 }
         /this run:/ { for (i = 1; i <= NF; i++) if ($i == "measured,") m = $(i - 2) }
         END { print m, p1, p2 }'
@@ -57,7 +62,8 @@ row() { # NAME FILE [ARGS]
     [ -z "$only" ] || [[ "$name" == *"$only"* ]] || return 0
     local m1=() m2=() p2from1=() p1from2=() p2from2=() xs=() m p1 p2
     for _ in $(seq "$runs"); do
-        read -r m p1 p2 < <(profile 1 "$@"); m1+=("$m"); p2from1+=("$p2")
+        read -r m p1 p2 < <(profile 1pin "$@"); m1+=("$m")
+        read -r m p1 p2 < <(profile 1 "$@"); p2from1+=("$p2")
         xs+=("$(xc)") # the placement the 2-worker run met
         read -r m p1 p2 < <(profile 2 "$@"); m2+=("$m"); p1from2+=("$p1"); p2from2+=("$p2")
     done

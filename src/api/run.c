@@ -12,6 +12,7 @@
 #include "api/testing.h"
 #include "eval/eval.h"
 #include "flow/flow.h"
+#include "sched/sched.h"
 #include "trace/profile.h"
 #include "trace/trace.h"
 #include "value/result.h"
@@ -101,7 +102,12 @@ static int run_with(stc_program *prog, const stc_run_opts *opts, const run_testi
             stc_result_free(res);
             return errno == ENOMEM ? STC_ENOMEM : STC_EIO;
         }
-        flow_opts fo = {.workers = workers, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
+        /* A 1-worker profile measures what 2 workers would cost, when the
+         * process may use 2 CPUs: values crossing between the cores cost a
+         * pipeline more than its stage times show (exec.c, "The sample"). */
+        bool sample = o.profile && workers == 1 && !trace && !pool && !o.remote && t->profile_sample >= 0 &&
+                      (t->profile_sample > 0 || stc__sched_cpus_allowed() >= 2);
+        flow_opts fo = {.workers = workers, .sample = sample, .queue_capacity = o.queue_capacity, .max_batches = o.max_batches,
                         .perturb_seed = t->perturb_seed, .watchdog_ms = t->watchdog_ms,
                         .trial_refusals = t->trial_refusals, .shuttle_items = t->shuttle_items, .profile = o.profile,
                         .trace = trace, .pool = pool, .remote = o.remote};

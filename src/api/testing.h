@@ -25,6 +25,10 @@ typedef struct run_testing_opts {
      * finished in it, whatever the times (src/flow/exec.c): a job goes
      * back and forth every few batches (0: off). */
     int shuttle_items;
+    /* A 1-worker --profile samples its pipelines at 2 workers (exec.c,
+     * "The sample") when the machine has 2+ CPUs: 1 samples on any
+     * machine, -1 never, 0 as the machine allows. */
+    int profile_sample;
     /* The figures the placement of serial stages on a transport's peers
      * decides on (src/flow/owned.c), instead of the clock: per plan stage s
      * < RUN_TESTING_STAGES, > 0 counts each item of stage s that a peer

@@ -88,7 +88,7 @@
  * workers ran 0.48-0.49 s against 0.61-0.64 before, 0.46 at 1 worker. */
 #define FLOW_PROBE_WINDOWS 3
 #define FLOW_PROBE_NS (2000000 * FLOW_TIME_SCALE)
-#define FLOW_PROBE_MARGIN 1.05
+#define FLOW_PROBE_MARGIN STC__PROFILE_PROBE_MARGIN /* (trace/profile.h: the predictions use it too) */
 
 /* ---- Errors ------------------------------------------------------------------ */
 
@@ -200,14 +200,20 @@ static bool flow_probe_due(flow_job *job)
 {
     long long done = (long long)job->next - atomic_load_explicit(&job->live, memory_order_relaxed);
     int shuttle = job->rt->shuttle_items;
-    if (shuttle > 0) return done - job->window_done0 >= shuttle; /* the testing aid: whatever the times */
     uint64_t now = flow_now_ns(), dt = now - job->window_t0;
+    if (shuttle > 0) { /* the testing aid: whatever the times; a sample's figure the whole stretch */
+        if (done - job->window_done0 < shuttle) return false;
+        if (job->rt->sample && job->prof) job->prof->sample_ns += dt, job->prof->sample_items += (uint64_t)(done - job->window_done0);
+        return true;
+    }
     long long dn = done - job->window_done0;
     if (dt < FLOW_PROBE_WINDOW_NS || dn < FLOW_PROBE_MIN_ITEMS) return false;
     job->window_t0 = now;
     job->window_done0 = done;
     double rate = (double)dt / (double)dn;
     if (job->windows++ > 0 && (job->pipe_item_ns == 0 || rate < job->pipe_item_ns)) job->pipe_item_ns = rate;
+    if (job->windows > 1 && job->rt->sample && job->prof) /* the sample's figure: every counted window */
+        job->prof->sample_ns += dt, job->prof->sample_items += (uint64_t)dn;
     return job->windows >= FLOW_PROBE_WINDOWS && job->next >= job->probe_at;
 }
 
@@ -507,9 +513,11 @@ static void flow_job_init(flow_job *job, flow_runtime *rt, eval_ctx *cx, const i
      * trial first (no memory for it: the pipeline), except in a perturbed
      * run, which is there to test the scheduler's interleavings. */
     job->fused = !rt->remote.call && !rt->remote.start && flow_fusable(pl);
-    if (job->fused && rt->workers > 1)
-        job->fused = !rt->perturb_seed && (s || xs->n >= FLOW_TRIAL_MIN_JOB) &&
+    if (job->fused && rt->workers > 1) {
+        bool trial = !rt->perturb_seed && (s || xs->n >= FLOW_TRIAL_MIN_JOB) &&
                      (job->trial_ns = job->trial_cells = calloc((size_t)pl->nstages + 2, sizeof *job->trial_ns));
+        job->fused = trial || rt->sample; /* a sample's job with no trial stays on one worker */
+    }
     job->direct_ok = job->fused && flow_directable(cx->p, pl);
     flow_skips_init(job); /* no skipping when out of memory */
     atomic_init(&job->ns_per_item, 0);
@@ -580,6 +588,7 @@ static bool flow_job_fused(flow_job *job, size_t again, bool probe)
     bool gains = false;
     size_t from = 0;       /* the trial window's or the probe's first item */
     uint64_t probe_t0 = 0; /* the probe's start, after its first batch */
+    uint64_t last = 0;     /* the probe's latest batch end */
     stc__flow_on_worker(job, 0, true);
     stc__val_counts_set_plain(rt->outer_plain[0]); /* the mode it had (on_worker sets atomic at 2+) */
     for (;;) {
@@ -596,6 +605,8 @@ static bool flow_job_fused(flow_job *job, size_t again, bool probe)
                 from = job->next;
                 continue;
             }
+            last = now;
+            if (rt->sample) continue; /* after the sample, fused to the end, timed (below) */
             bool shuttle = rt->shuttle_items > 0; /* the testing aid: every other probe keeps the pipeline */
             if (!shuttle && (now - probe_t0 < FLOW_PROBE_NS || job->next - from < FLOW_PROBE_MIN_ITEMS)) continue;
             double fused_ns = (double)(now - probe_t0) / (double)(job->next - from);
@@ -633,11 +644,16 @@ static bool flow_job_fused(flow_job *job, size_t again, bool probe)
                 /* coarse items (50 us or more) are the pipeline's: its costs are nothing beside them */
                 job->probing = shuttle || (seen >= FLOW_TRIAL_MIN_ITEMS && (double)work < STC__PROFILE_COARSE_NS * (double)seen);
                 job->probe_at = 0;
-                break;
+                if (!rt->sample || job->probing) break;
+                gains = false; /* a sample's coarse items: nothing to learn, they stay on one worker */
+                again = SIZE_MAX;
+                continue;
             }
             again = FLOW_TRIAL_AGAIN * job->next; /* (stays fused until then: untimed) */
         }
     }
+    if (probe && rt->sample && last && job->prof) /* the fused rest of a sampled job: its 1-worker time */
+        job->prof->probe_ns += last - probe_t0, job->prof->probe_items += job->next - from;
     stc__flow_on_worker(job, 0, false);
     return gains;
 }
@@ -770,7 +786,7 @@ static int flow_job_run(flow_job *job, int tokens)
             bool gains = flow_job_fused(job, again, probe);
             if (job->prof) job->prof->wall_ns += flow_now_ns() - start;
             if (!gains) {
-                if (rt->workers > 1 && !piped) rt->stats.smaps_fused++;
+                if (flow_parallel_workers(rt) > 1 && !piped) rt->stats.smaps_fused++;
                 return 0;
             }
             job->fused = false; /* the rest on the pool (the spare blocks locked again) */
@@ -785,6 +801,7 @@ static int flow_job_run(flow_job *job, int tokens)
         if (job->err_index >= 0 || job->src_end || job->next >= job->n) return 0;
         job->fused = probe = true;
         again = SIZE_MAX; /* (the probe says when) */
+        if (rt->sample) rt->stats.smaps_retreated++; /* a sample's job: fused to its end */
     }
 }
 

@@ -268,6 +268,10 @@ typedef struct flow_opts {
     int watchdog_ms;
     int trial_refusals;    /* (testing.h) */
     int shuttle_items;     /* (testing.h) */
+    /* A profile at 1 worker that samples its pipelines at 2 (exec.c, "The
+     * sample"): the runtime has 2 workers, and runs nothing but those
+     * samples on the second. */
+    bool sample;
     /* (testing.h) Per stage s < FLOW_OWNED_FEED: > 0, the work in ns the
      * placement of serial stages counts for each item of s it measures
      * (owned.c), instead of what was measured. */

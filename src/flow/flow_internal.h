@@ -29,6 +29,9 @@ typedef struct flow_plan_prof {
     /* The probes' fused stretches (exec.c FLOW_PROBE_NS): wall ns and
      * items, what an item costs one worker in a run at 2+ (main thread) */
     uint64_t probe_ns, probe_items;
+    /* A sample's pipeline at 2 workers (exec.c, a 1-worker profile): wall
+     * ns and finished items over its counted windows (the source) */
+    uint64_t sample_ns, sample_items;
     int order;          /* which pipeline it was to run first (0, 1, ...), -1 before */
     bool stream;        /* it ran over a stream: the input and output rows count */
 } flow_plan_prof;
@@ -77,6 +80,10 @@ struct flow_runtime {
     int watchdog_ms;
     int trial_refusals;      /* the first trial decisions of a job forced to "stays fused" */
     int shuttle_items;       /* > 0: every trial says "gains", the pipeline goes back after this many items */
+    /* A 1-worker profile (flow_opts.sample): `workers` is 2, but only a
+     * pipeline's sample (exec.c) uses the second; everything else runs
+     * as at 1 worker (flow_parallel_workers). */
+    bool sample;
     /* What reading the thread's CPU clock adds to an interval timed with
      * it (job.h flow_trial_add; measured at 2+ workers when the runtime is
      * made, 0 at 1): ~30 ns through the vDSO, ~1.4 us on a VM where it is a
@@ -144,6 +151,10 @@ void stc__flow_on_worker(void *ud, int worker, bool joining);
  * (else NULL); NULL when out of memory (runtime.c). */
 const flow_plan *stc__flow_plan_get(flow_runtime *rt, const ir_expr *e, const ir_fun *fn, int thread,
                                flow_plan_prof **prof, flow_plan_use **use);
+
+/* The workers the run's parallel constructs may spread over: 1 in a
+ * sample's runtime (flow_runtime.sample), whose pool has 2. */
+static inline int flow_parallel_workers(const flow_runtime *rt) { return rt->sample ? 1 : rt->workers; }
 
 /* A plan's stage names and counters (profile or trace runs); -1 when out
  * of memory, the partial record freed by stc__flow_prof_free (profiling.c). */

@@ -56,7 +56,7 @@ void stc__flow_nested_use_init(const flow_info *fi, const flow_plan *pl, flow_pl
  * do not).  With one worker there is nothing to gain. */
 bool stc__flow_nested_loop_pays(const flow_runtime *rt, const flow_plan_use *use, size_t n)
 {
-    size_t w = (size_t)rt->workers;
+    size_t w = (size_t)flow_parallel_workers(rt);
     if (!use->nested || use->outer_pays || w < 2 || n > FLOW_NESTED_MAX_LOOP) return false;
     if (use->nested_serial) return true;
     return n < FLOW_NESTED_ITEMS_PER_WORKER * w && n % w != 0;

@@ -115,7 +115,7 @@ result_profile *stc__flow_runtime_profile(const flow_runtime *rt, double wall_ms
 {
     result_profile *pf = calloc(1, sizeof *pf);
     if (!pf) return NULL;
-    pf->workers = rt->workers;
+    pf->workers = flow_parallel_workers(rt); /* a sample's runtime has 2, the run 1 */
     pf->wall_ms = wall_ms;
     pf->npipelines = rt->npipelines;
     size_t nst = 0;
@@ -123,9 +123,10 @@ result_profile *stc__flow_runtime_profile(const flow_runtime *rt, double wall_ms
         if (rt->profs[i].order >= 0) nst += (size_t)rt->plans[i]->nstages + 2;
     pf->pipeline_wall_ms = calloc((size_t)rt->npipelines + 1, sizeof *pf->pipeline_wall_ms);
     pf->pipeline_probe_ns = calloc((size_t)rt->npipelines + 1, sizeof *pf->pipeline_probe_ns);
+    pf->pipeline_sample_ns = calloc((size_t)rt->npipelines + 1, sizeof *pf->pipeline_sample_ns);
     pf->stages = calloc(nst + 1, sizeof *pf->stages);
     pf->strings = calloc(3 * nst + (size_t)rt->npipelines + 1, sizeof *pf->strings);
-    if (!pf->pipeline_wall_ms || !pf->pipeline_probe_ns || !pf->stages || !pf->strings) goto oom;
+    if (!pf->pipeline_wall_ms || !pf->pipeline_probe_ns || !pf->pipeline_sample_ns || !pf->stages || !pf->strings) goto oom;
     /* Stages in pipeline order, then stage order. */
     for (int order = 0; order < rt->npipelines; order++) {
         for (int i = 0; i < rt->nplans; i++) {
@@ -134,6 +135,7 @@ result_profile *stc__flow_runtime_profile(const flow_runtime *rt, double wall_ms
             if (pp->order != order) continue;
             pf->pipeline_wall_ms[order] = (double)pp->wall_ns / 1e6;
             if (pp->probe_items) pf->pipeline_probe_ns[order] = (double)pp->probe_ns / (double)pp->probe_items;
+            if (pp->sample_items) pf->pipeline_sample_ns[order] = (double)pp->sample_ns / (double)pp->sample_items;
             buf where = BUF_INIT;
             stc__buf_printf(&where, "%s:%d:%d", rt->p->file ? rt->p->file : "<input>", pl->smap->u.call.callee_loc.line,
                        pl->smap->u.call.callee_loc.col);

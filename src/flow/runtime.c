@@ -36,12 +36,13 @@ flow_runtime *stc__flow_runtime_new(const ir_program *p, const flow_opts *o)
     rt->watchdog_ms = o->watchdog_ms;
     rt->trial_refusals = o->trial_refusals;
     rt->shuttle_items = o->shuttle_items;
-    if (o->workers > 1) rt->cpu_clock_ns = flow_runtime_cpu_clock_cost();
+    rt->sample = o->sample;
+    if (o->workers > 1 || o->sample) rt->cpu_clock_ns = flow_runtime_cpu_clock_cost();
     memcpy(rt->owned_feed, o->owned_item_ns, sizeof rt->owned_feed);
     rt->profile = o->profile;
     rt->trace = o->trace;
     rt->pool = o->pool;
-    rt->workers = o->workers;
+    rt->workers = o->sample ? 2 : o->workers; /* a sample's second worker runs its pipelines only */
     rt->capacity = o->queue_capacity ? o->queue_capacity : FLOW_DEFAULT_CAPACITY;
     rt->max_batches = o->max_batches;
     rt->stats.workers = o->workers;

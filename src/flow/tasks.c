@@ -102,7 +102,7 @@ static int flow_task_group(flow_runtime *rt, flow_task_plan *tp)
     int *gid = malloc(((size_t)n + 1) * sizeof *gid);            /* per root: its group, -1 */
     bool *busy = calloc((size_t)n + 1, sizeof *busy);            /* per group: calls something */
     int ngroups = 0, nbusy = 0;
-    bool ok = parent && owner && gid && busy && rt->workers > 1 && n >= 2;
+    bool ok = parent && owner && gid && busy && flow_parallel_workers(rt) > 1 && n >= 2;
     for (int t = 0; ok && t < nthreads; t++) owner[t] = -1;
     for (int i = 0; i < n && ok; i++) {
         const ir_expr *item = tp->items[i];
@@ -325,7 +325,7 @@ static int flow_task_run_all(flow_runtime *rt, eval_ctx *cx, flow_task_plan *tp,
 int stc__flow_tuple(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     flow_runtime *rt = ud;
-    if (rt->workers < 2) return EVAL_DECLINED; /* spare the lookup */
+    if (flow_parallel_workers(rt) < 2) return EVAL_DECLINED; /* spare the lookup */
     flow_task_plan *tp = flow_task_plan_get(rt, e);
     if (!tp) return stc__eval_oom(cx, e->loc);
     if (tp->ngroups == 0 || tp->cheap_runs >= FLOW_TASK_CHEAP_RUNS) return EVAL_DECLINED;
@@ -362,7 +362,7 @@ static FLOW_NOINLINE int flow_lets_bind(flow_runtime *rt, eval_ctx *cx, flow_tas
 int stc__flow_lets(void *ud, eval_ctx *cx, const ir_expr *e, eval_frame *fr, stc_value *out)
 {
     flow_runtime *rt = ud;
-    if (rt->workers < 2) return EVAL_DECLINED; /* spare the lookup */
+    if (flow_parallel_workers(rt) < 2) return EVAL_DECLINED; /* spare the lookup */
     flow_task_plan *tp = flow_task_plan_get(rt, e);
     if (!tp) return stc__eval_oom(cx, e->loc);
     if (tp->ngroups == 0 || tp->cheap_runs >= FLOW_TASK_CHEAP_RUNS) return EVAL_DECLINED;

@@ -4,6 +4,7 @@
 #endif
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "sched/sched_internal.h"
 
@@ -12,6 +13,16 @@ typedef struct sched_thread_arg {
     int worker;
     int creator_cpu; /* the CPU the creating thread ran on, or -1 */
 } sched_thread_arg;
+
+int stc__sched_cpus_allowed(void)
+{
+#if defined(__linux__) && defined(CPU_SET)
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) return CPU_COUNT(&allowed) > 0 ? CPU_COUNT(&allowed) : 1;
+#endif
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 1 ? (int)n : 1;
+}
 
 /* Linux places a new thread on its creator's CPU and moves it to an idle
  * one only after a few milliseconds, during which both run on one core.

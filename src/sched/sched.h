@@ -25,6 +25,9 @@ typedef struct sched_pool sched_pool;
 
 /* nworkers >= 1. NULL when out of memory or a thread cannot be created. */
 sched_pool *stc__sched_pool_new(int nworkers);
+/* The CPUs this process may run on (its affinity mask; else the online
+ * ones), at least 1. */
+int stc__sched_cpus_allowed(void);
 void stc__sched_pool_free(sched_pool *pool); /* NULL is a no-op */
 int stc__sched_pool_workers(const sched_pool *pool);
 

@@ -38,6 +38,7 @@ void stc__profile_free(result_profile *pf)
     free(pf->stages);
     free(pf->pipeline_wall_ms);
     free(pf->pipeline_probe_ns);
+    free(pf->pipeline_sample_ns);
     free(pf);
 }
 
@@ -111,12 +112,22 @@ static double profile_pipeline_ms(const result_profile *pf, int p, int workers)
      * between the cores cost there (on a far placement of our VM twice
      * what one worker takes); a probe timed the job on one worker. */
     double probe_ns = pf->pipeline_probe_ns ? pf->pipeline_probe_ns[p] : 0;
-    if (measured > 1 && probe_ns > 0) one = probe_ns * (double)pp.items / 1e6;
+    double sample_ns = pf->pipeline_sample_ns ? pf->pipeline_sample_ns[p] : 0;
+    if ((measured > 1 || sample_ns > 0) && probe_ns > 0) one = probe_ns * (double)pp.items / 1e6;
     if (workers <= 1) return one;
     double many = stc__profile_run_time(work1 + handoff_ms, pp.span, pp.items, workers) + outside;
     /* the runtime's rule, on the stages' times as its trial measures them */
     bool fused = stc__profile_run_time(work1, pp.span, pp.items, workers) == work1;
-    return fused ? one : many;
+    if (fused || sample_ns <= 0) return fused ? one : many;
+    /* A 1-worker profile's sample timed the pipeline at 2 workers, with
+     * what its values' crossing between the cores cost.  The runtime's
+     * probe keeps the pipeline only if it beats one worker by the margin;
+     * more workers: the model's time, scaled as the sample scaled its
+     * 2-worker time. */
+    double two = sample_ns * (double)pp.items / 1e6;
+    if (probe_ns > 0 && one < STC__PROFILE_PROBE_MARGIN * two) return one;
+    double model2 = stc__profile_run_time(work1 + handoff_ms, pp.span, pp.items, 2) + outside;
+    return model2 > 0 ? many * two / model2 : two;
 }
 
 double stc__profile_predict_ms(const result_profile *pf, int workers)
@@ -183,6 +194,11 @@ char *stc__profile_format(const result_profile *pf)
                        bottleneck->serial ? "serial" : "replicated",
                        bottleneck->serial ? "no number of workers makes this pipeline faster than it"
                                           : "more workers would help");
+        double sample_ns = pf->pipeline_sample_ns ? pf->pipeline_sample_ns[p] : 0;
+        double probe_ns = pf->pipeline_probe_ns ? pf->pipeline_probe_ns[p] : 0;
+        if (sample_ns > 0)
+            stc__buf_printf(&b, "  sampled at 2 workers: %.3f us/item (1 worker, the rest of the run: %.3f us/item)\n",
+                            sample_ns / 1000.0, probe_ns / 1000.0);
     }
     stc__buf_printf(&b, "\npredicted speedup over 1 worker (outside pipelines: %.3f ms, kept sequential):\n",
                profile_outside_ms(pf));
@@ -193,7 +209,10 @@ char *stc__profile_format(const result_profile *pf)
     for (int i = 0; i < 6; i++) stc__buf_printf(&b, " %8.2f", stc__profile_predict(pf, ws[i]));
     stc__buf_printf(&b, "\n  %-10s", "wall ms");
     for (int i = 0; i < 6; i++) stc__buf_printf(&b, " %8.1f", stc__profile_predict_ms(pf, ws[i]));
-    stc__buf_printf(&b, "\n  (this run: %d worker%s, %.1f ms measured, %.1f ms predicted)\n", pf->workers,
-               pf->workers == 1 ? "" : "s", pf->wall_ms, stc__profile_predict_ms(pf, pf->workers));
+    bool sampled = false;
+    for (int p = 0; pf->pipeline_sample_ns && p < pf->npipelines; p++) sampled |= pf->pipeline_sample_ns[p] > 0;
+    stc__buf_printf(&b, "\n  (this run: %d worker%s%s, %.1f ms measured, %.1f ms predicted%s)\n", pf->workers,
+                    pf->workers == 1 ? "" : "s", sampled ? " and its samples at 2" : "", pf->wall_ms,
+                    stc__profile_predict_ms(pf, pf->workers), sampled ? " for 1 worker alone" : "");
     return stc__buf_take(&b);
 }

@@ -13,7 +13,10 @@ typedef struct result_profile {
     int npipelines;
     double *pipeline_wall_ms;   /* per pipeline: time from start to end of its runs */
     double *pipeline_probe_ns;  /* per pipeline: wall ns per item its probes ran fused
-                                   (src/flow/exec.c), 0: no probe */
+                                   (src/flow/exec.c), 0: no probe; in a 1-worker
+                                   profile, its fused run after the sample */
+    double *pipeline_sample_ns; /* per pipeline, a 1-worker profile: wall ns per item
+                                   its sample at 2 workers took, 0: not sampled */
     size_t nstages;
     stc_stage_profile *stages;  /* strings point into `strings` */
     char **strings;             /* owned: every name, kind and smap string */
@@ -35,6 +38,9 @@ double stc__profile_pipeline_time(double work, double span, int workers);
  * items, or items of this many ns or more each, go to the pipeline. */
 #define STC__PROFILE_FUSE_MIN_ITEMS 64
 #define STC__PROFILE_COARSE_NS 50000.0
+/* A pipeline's probe (src/flow/exec.c) keeps it only when it was this
+ * much faster per item than the job fused on one worker. */
+#define STC__PROFILE_PROBE_MARGIN 1.05
 /* What an item costs the pipeline at 2+ workers each time it enters the
  * next stage on the other core (ns): measured on the development VM
  * (2 vCPUs, 200-290 ns a cache line between cores, batches of ~50 us):

@@ -16,10 +16,12 @@
 #include "run_modes.h"
 #include "stc.h"
 
-const diff_mode diff_modes[] = {{1, 1, false, 0}, {1, 0, false, 0}, {2, 1, false, 0}, {2, 0, false, 0},
-                                {3, 1, false, 0}, {3, 0, false, 0}, {8, 1, false, 0}, {8, 0, false, 0},
-                                {2, 1, false, 3}, {3, 0, false, 1}, {2, 1, true, 0},  {8, 0, true, 0}};
-int diff_nmodes = 10;
+const diff_mode diff_modes[] = {{1, 1, false, 0, false}, {1, 0, false, 0, false}, {2, 1, false, 0, false},
+                                {2, 0, false, 0, false}, {3, 1, false, 0, false}, {3, 0, false, 0, false},
+                                {8, 1, false, 0, false}, {8, 0, false, 0, false}, {2, 1, false, 3, false},
+                                {3, 0, false, 1, false}, {1, 1, false, 3, true},  {1, 0, false, 0, true},
+                                {2, 1, true, 0, false},  {8, 0, true, 0, false}};
+int diff_nmodes = 12;
 bool diff_use_fork = true;
 unsigned long long diff_seed;
 
@@ -43,8 +45,9 @@ char *xprintf(const char *fmt, ...)
 const char *diff_mode_name(int m)
 {
     static char buf[64];
-    snprintf(buf, sizeof buf, "workers=%d qc=%d%s%s", diff_modes[m].workers, diff_modes[m].queue_capacity,
-             diff_modes[m].perturb ? " perturbed" : "", diff_modes[m].shuttle ? " shuttle" : "");
+    snprintf(buf, sizeof buf, "workers=%d qc=%d%s%s%s", diff_modes[m].workers, diff_modes[m].queue_capacity,
+             diff_modes[m].perturb ? " perturbed" : "", diff_modes[m].shuttle ? " shuttle" : "",
+             diff_modes[m].sample ? " sampled" : "");
     return buf;
 }
 
@@ -62,7 +65,7 @@ static char *outcome(stc_program *prog, const diff_mode *m, stc_run_stats *stats
     trun_mode mode = {.reference = true};
     if (m) mode = (trun_mode){.workers = m->workers, .queue_capacity = m->queue_capacity,
                               .perturb_seed = m->perturb ? (unsigned)diff_seed | 1u : 0,
-                              .shuttle_items = m->shuttle};
+                              .shuttle_items = m->shuttle, .profile_sample = m->sample};
     stc_run_opts opts = trun_opts(&mode);
     trun_outcome o;
     trun_run(prog, &opts, &mode, NULL, &o);
@@ -110,6 +113,7 @@ void diff_check_here(const char *src, int first, int repeat, verdict *v, diff_to
             tot->errors += !strncmp(ref, "error", 5);
         }
         if (tot && k >= repeat && m->shuttle) tot->shuttled += st.smaps_retreated;
+        if (tot && k >= repeat && m->sample) tot->sampled += st.smaps_retreated;
         free(got);
     }
     free(ref);

@@ -13,13 +13,15 @@ typedef struct diff_mode {
     int workers, queue_capacity; /* queue_capacity 0: the default */
     bool perturb;                /* run_testing_opts.perturb_seed = the seed */
     int shuttle;                 /* run_testing_opts.shuttle_items (0: off) */
+    bool sample;                 /* a 1-worker profile sampling its pipelines at 2 (run_testing_opts.profile_sample) */
 } diff_mode;
 
 /* workers 1, 2, 3, 8 x queue capacities 1, 0; two where jobs go between
- * fused and the pipeline every few items (the shuttle); then two
- * perturbed modes. */
+ * fused and the pipeline every few items (the shuttle); two 1-worker
+ * profiles that sample their pipelines at 2 workers; then two perturbed
+ * modes. */
 extern const diff_mode diff_modes[];
-extern int diff_nmodes;          /* modes in use: 10, or 12 with --perturb */
+extern int diff_nmodes;          /* modes in use: 12, or 14 with --perturb */
 extern bool diff_use_fork;       /* false: run everything in this process */
 extern unsigned long long diff_seed; /* the seed being tested (for perturb_seed) */
 
@@ -27,6 +29,7 @@ extern unsigned long long diff_seed; /* the seed being tested (for perturb_seed)
 typedef struct diff_totals {
     long long pipelines, sequential, items, task_groups, errors;
     long long shuttled; /* the shuttle modes' trips back to fused (smaps_retreated) */
+    long long sampled;  /* the sample modes' jobs fused after their sample (smaps_retreated) */
 } diff_totals;
 
 enum { V_AGREE, V_MISMATCH, V_COMPILE, V_CRASH };

@@ -8,7 +8,9 @@
  * reference evaluator and under the runtime at 1, 2, 3 and 8 workers with
  * queue capacities 1 and 0 (the default), at 2 and 3 workers with jobs
  * going between fused and the pipeline every few items (the shuttle,
- * run_testing_opts.shuttle_items), and compares the outcomes byte
+ * run_testing_opts.shuttle_items), at 1 worker as a profile that samples
+ * its pipelines at 2 (run_testing_opts.profile_sample, once with the
+ * shuttle), and compares the outcomes byte
  * for byte (diffrun.c). Programs run in a child process (one child for many
  * programs, a new one after a failure), so a crash or a hang (no outcome
  * within 60 s) is reported with its seed too. On a failure it prints the
@@ -187,6 +189,7 @@ static void add_totals(diff_totals *a, const diff_totals *b)
 {
     a->pipelines += b->pipelines, a->sequential += b->sequential, a->items += b->items;
     a->task_groups += b->task_groups, a->errors += b->errors, a->shuttled += b->shuttled;
+    a->sampled += b->sampled;
 }
 
 /* Runs the programs in batch children: after a failure (or a crash, found
@@ -255,7 +258,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--count") && i + 1 < argc) r.count = strtoll(argv[++i], &end, 10);
         else if (!strcmp(argv[i], "--verbose")) r.verbose = true;
         else if (!strcmp(argv[i], "--long")) longrun = true;
-        else if (!strcmp(argv[i], "--perturb")) diff_nmodes = 12;
+        else if (!strcmp(argv[i], "--perturb")) diff_nmodes = 14;
         else if (!strcmp(argv[i], "--print")) print = true;
         else if (!strcmp(argv[i], "--no-fork")) diff_use_fork = false;
         else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
@@ -303,9 +306,10 @@ int main(int argc, char **argv)
     double dt = now() - t0;
     printf("difftest: %lld programs in %.1f s (%.0f programs/s, %d modes each); threads %lld, injected error "
            "sites %lld, runtime errors %lld; at 8 workers: pipelines %lld, sequential smaps %lld, items %lld, "
-           "tuple tasks %lld; in the shuttle modes, trips back to fused %lld\n", r.count, dt,
+           "tuple tasks %lld; in the shuttle modes, trips back to fused %lld; in the sample modes, jobs sampled %lld\n",
+           r.count, dt,
            dt > 0 ? (double)r.count / dt : 0.0, diff_nmodes, r.threads, r.sites, r.tot.errors, r.tot.pipelines,
-           r.tot.sequential, r.tot.items, r.tot.task_groups, r.tot.shuttled);
+           r.tot.sequential, r.tot.items, r.tot.task_groups, r.tot.shuttled, r.tot.sampled);
     printf("difftest: programs with let chains outside smap %lld (%lld of them ran tasks at 8 workers), without "
            "%lld (%lld ran tasks)\n", r.chained, r.chained_tasks, r.count - r.chained, r.plain_tasks);
     printf("difftest: %lld passed, %lld failed\n", r.passed, r.failed);

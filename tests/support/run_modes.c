@@ -13,7 +13,7 @@ stc_run_opts trun_opts(const trun_mode *m)
 {
     /* The testing aids are not run options: trun_run sets them from the mode. */
     if (m->reference) return (stc_run_opts){.reference = true};
-    return (stc_run_opts){.workers = m->workers, .queue_capacity = m->queue_capacity};
+    return (stc_run_opts){.workers = m->workers, .queue_capacity = m->queue_capacity, .profile = m->profile_sample};
 }
 
 const char *trun_mode_name(const trun_mode *m, char *buf, size_t cap)
@@ -84,7 +84,8 @@ int trun_run(stc_program *prog, const stc_run_opts *opts, const trun_mode *aids,
     /* The testing aids are set here and nowhere else in tests/. */
     run_testing_opts t = {.perturb_seed = aids ? aids->perturb_seed : 0, .watchdog_ms = aids ? aids->watchdog_ms : 0,
                          .trial_refusals = aids ? aids->trial_refusals : 0,
-                         .shuttle_items = aids ? aids->shuttle_items : 0};
+                         .shuttle_items = aids ? aids->shuttle_items : 0,
+                         .profile_sample = aids && aids->profile_sample ? 1 : 0};
     _Static_assert(sizeof t.owned_item_ns == sizeof aids->owned_item_ns, "one figure per stage");
     if (aids) memcpy(t.owned_item_ns, aids->owned_item_ns, sizeof t.owned_item_ns);
     bool streams = stc_program_takes_input(prog);

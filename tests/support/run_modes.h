@@ -22,6 +22,7 @@ typedef struct trun_mode {
     int watchdog_ms;            /* a pipeline running longer aborts with its queues; 0: off */
     int trial_refusals;         /* a job's first trial decisions say "stays fused"; 0: off */
     int shuttle_items;          /* > 0: jobs go to the pipeline and back every this many items; 0: off */
+    bool profile_sample;        /* at 1 worker: --profile, its pipelines sampled at 2 workers on any machine */
     /* Per plan stage s < 8: > 0, the work in ns an item that the placement
      * of serial stages on a transport's peers counts for each item of s it
      * measures, instead of the clock (run_testing_opts.owned_item_ns). */

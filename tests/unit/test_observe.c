@@ -389,3 +389,89 @@ TEST(observe_model_takes_one_worker_from_the_probe)
     stc_program_free(prog);
     stc_env_free(env);
 }
+
+/* A 1-worker profile whose pipeline was sampled at 2 workers (exec.c, "The
+ * sample") takes its 2-worker time from the sample, which saw the cost of
+ * values crossing between the cores, unless the probe's rule keeps the job
+ * on one worker; more workers scale the model by the sample. */
+TEST(observe_model_takes_two_workers_from_the_sample)
+{
+    double wall1[1] = {110}, probe[1] = {100.0}, sample[1] = {80.0}; /* ns per item */
+    stc_stage_profile st1[2] = {{.pipeline = 0, .serial = false, .items = 1000000, .busy_ms = 60},
+                                {.pipeline = 0, .serial = true, .items = 1000000, .busy_ms = 40}};
+    result_profile one = {.workers = 1, .wall_ms = 110, .npipelines = 1, .pipeline_wall_ms = wall1,
+                          .pipeline_probe_ns = probe, .pipeline_sample_ns = sample, .nstages = 2, .stages = st1};
+    CHECK(fabs(stc__profile_predict_ms(&one, 1) - 100) < 1e-9); /* 1M x the fused rest's 100 ns */
+    CHECK(fabs(stc__profile_predict_ms(&one, 2) - 80) < 1e-9);  /* 1M x the sample's 80 ns */
+    /* 4 workers: max((100 + 7.5) / 4, 40) + 10 outside, scaled by 80 / (max(107.5 / 2, 40) + 10) */
+    CHECK(fabs(stc__profile_predict_ms(&one, 4) - 50.0 * 80.0 / 63.75) < 1e-9);
+    sample[0] = 98.0; /* not 5% faster than one worker: the probe keeps it fused */
+    CHECK(fabs(stc__profile_predict_ms(&one, 2) - 100) < 1e-9);
+    sample[0] = 0; /* not sampled: the model alone */
+    probe[0] = 0;
+    CHECK(fabs(stc__profile_predict_ms(&one, 2) - 63.75) < 1e-9);
+}
+
+/* observe_sampled's run: the result's JSON (or NULL), its stats and profile figures. */
+typedef struct observe_sampled {
+    char *json;
+    stc_run_stats st;
+    int workers;
+    double sample_ns, probe_ns;
+} observe_sampled;
+
+static observe_sampled observe_sample_run(stc_program *prog, int sample, int shuttle)
+{
+    observe_sampled o = {0};
+    stc_result *res = NULL;
+    run_testing_opts t = {.profile_sample = sample, .shuttle_items = shuttle};
+    if (stc__run_testing(prog, &(stc_run_opts){.workers = 1, .profile = true}, &t, NULL, &res) == 0 && res) {
+        o.json = stc_result_to_json(res);
+        o.st = stc_result_stats(res);
+        if (res->profile) {
+            o.workers = res->profile->workers;
+            if (res->profile->npipelines == 1)
+                o.sample_ns = res->profile->pipeline_sample_ns[0], o.probe_ns = res->profile->pipeline_probe_ns[0];
+        }
+    }
+    stc_result_free(res);
+    return o;
+}
+
+/* A 1-worker profile samples its pipeline at 2 workers and runs the rest
+ * fused, with the sequential meaning; it says 1 worker, and runs nothing
+ * else in parallel (a tuple of thread calls stays in order on main). */
+TEST(observe_one_worker_profile_samples_two)
+{
+    stc_env *env = stc_env_new();
+    stc_program *prog = UNIT_COMPILE(env, "fun acc(x, s) = (s * 3 + x, (s * 3 + x) % 1000003)\nthread a = acc init 1\n"
+                                          "fun spin(n, x) = if n == 0 then x else spin(n - 1, x)\n"
+                                          "thread f = acc init 1\nthread g = acc init 2\n"
+                                          "main = let r = smap(fn x => a(spin(20, x) * 3 % 7), range(0, 20000)) in "
+                                          "(r, f(spin(2000, 3)), g(spin(2000, 4)), f(5), g(7))\n", "obs.stc");
+    if (prog) {
+        stc_result *ref = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.reference = true}, &ref), 0);
+        char *want = ref ? stc_result_to_json(ref) : NULL;
+        stc_result_free(ref);
+        observe_sampled on = observe_sample_run(prog, 1, 500), off = observe_sample_run(prog, -1, 500);
+        CHECK(want && on.json && !strcmp(want, on.json));
+        CHECK(want && off.json && !strcmp(want, off.json));
+        CHECK_INT(on.workers, 1);
+        CHECK_INT(on.st.workers, 1);
+        CHECK(on.sample_ns > 0 && on.probe_ns > 0);
+        CHECK_INT(on.st.smaps_retreated, 1); /* the sample, then fused to the end */
+        CHECK_INT(on.st.task_groups, 0);
+        CHECK(off.sample_ns == 0 && off.st.smaps_retreated == 0);
+        /* at 2 workers the tuple does run as tasks: the check above can fail */
+        stc_result *two = NULL;
+        CHECK_INT(stc_run(prog, &(stc_run_opts){.workers = 2}, &two), 0);
+        CHECK(stc_result_stats(two).task_groups >= 1);
+        stc_result_free(two);
+        free(want);
+        free(on.json);
+        free(off.json);
+    }
+    stc_program_free(prog);
+    stc_env_free(env);
+}
