@@ -89,6 +89,17 @@
 #define FLOW_PROBE_WINDOWS 3
 #define FLOW_PROBE_NS (2000000 * FLOW_TIME_SCALE)
 #define FLOW_PROBE_MARGIN STC__PROFILE_PROBE_MARGIN /* (trace/profile.h: the predictions use it too) */
+/* The sample.  A 1-worker profile cannot see what values crossing between
+ * the cores will cost a pipeline: on our VM's far placement logstats's
+ * and tiny_tuple's stage times grew by 40-50% at 2 workers, and the
+ * 1-worker profile's 2-worker prediction was 23-31% short.  So when the
+ * process may use 2 CPUs, a 1-worker profile gets a runtime of 2 workers
+ * (flow_runtime.sample) that runs nothing in parallel but this: a job the
+ * trial would send to the pipeline at 2 workers goes there for the
+ * probe's windows, whose wall time per item is the sample (the profile's
+ * sample_ns, every counted window), and then runs fused to its end, timed
+ * as the 1-worker figure (probe_ns).  Coarse items are not sampled (their
+ * crossing costs nothing beside them); nor are jobs without a trial. */
 
 /* ---- Errors ------------------------------------------------------------------ */
 

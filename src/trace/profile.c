@@ -15,12 +15,19 @@
  * pipeline was probed (src/flow/exec.c: the job ran fused for a while in
  * the middle of the run, timed on one worker) takes its 1-worker time
  * from the probes' wall time per item, since its stages' busy times carry
- * what crossing between the cores cost there.  Not seen: fill and drain
- * (short lists of coarse items come out a few percent optimistic), any
- * machine whose hand-off cost differs from STC__PROFILE_HANDOFF_NS's, and
- * from a 1-worker profile, what values crossing between cores will cost:
- * on a VM whose vCPUs are far apart it doubled every stage's time, and
- * the probe then keeps the job fused, at about 1x. */
+ * what crossing between the cores cost there.  A 1-worker profile whose
+ * pipeline was sampled at 2 workers (exec.c, "The sample") takes its
+ * 1-worker time from the fused rest of the run and its 2-worker time from
+ * the sample, which paid for the crossing the stage times cannot show
+ * (unless the probe's rule would keep the job fused); more workers scale
+ * the model by what the sample made of its 2-worker time.  Not seen: fill
+ * and drain (short lists of coarse items come out a few percent
+ * optimistic), any machine whose hand-off cost differs from
+ * STC__PROFILE_HANDOFF_NS's in an unsampled profile (one CPU allowed, or
+ * coarse items), whether crossing grows beyond 2 workers, and CPUs of
+ * unequal speed: our VM's second vCPU has run cache-bound code 1.5x
+ * slower at times, and a probe or a 1-worker run that lands there says
+ * so. */
 #include "trace/profile.h"
 
 #include <stdbool.h>
