@@ -599,7 +599,8 @@ static bool flow_job_fused(flow_job *job, size_t again, bool probe)
     bool gains = false;
     size_t from = 0;       /* the trial window's or the probe's first item */
     uint64_t probe_t0 = 0; /* the probe's start, after its first batch */
-    uint64_t last = 0;     /* the probe's latest batch end */
+    uint64_t last = 0;     /* the probe's latest batch end, */
+    size_t last_next = 0;  /* and job->next then */
     stc__flow_on_worker(job, 0, true);
     stc__val_counts_set_plain(rt->outer_plain[0]); /* the mode it had (on_worker sets atomic at 2+) */
     for (;;) {
@@ -616,7 +617,7 @@ static bool flow_job_fused(flow_job *job, size_t again, bool probe)
                 from = job->next;
                 continue;
             }
-            last = now;
+            last = now, last_next = job->next;
             if (rt->sample) continue; /* after the sample, fused to the end, timed (below) */
             bool shuttle = rt->shuttle_items > 0; /* the testing aid: every other probe keeps the pipeline */
             if (!shuttle && (now - probe_t0 < FLOW_PROBE_NS || job->next - from < FLOW_PROBE_MIN_ITEMS)) continue;
@@ -664,7 +665,7 @@ static bool flow_job_fused(flow_job *job, size_t again, bool probe)
         }
     }
     if (probe && rt->sample && last && job->prof) /* the fused rest of a sampled job: its 1-worker time */
-        job->prof->probe_ns += last - probe_t0, job->prof->probe_items += job->next - from;
+        job->prof->probe_ns += last - probe_t0, job->prof->probe_items += last_next - from;
     stc__flow_on_worker(job, 0, false);
     return gains;
 }
