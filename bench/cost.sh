@@ -123,4 +123,5 @@ measure logstats "logstats, $lines lines"
 measure fib "fib(30)"
 measure cheap "smap of 3M cheap items"
 [ ${#missing[@]} -eq 0 ] || echo "left out (not installed): ${missing[*]}; apt-get install ${missing[*]}"
-echo "a cache line between CPUs after the runs: $(xc) ns"
+vs() { if [ -x "$build/vcpu_speed" ]; then "$build/vcpu_speed"; else echo "? (no $build/vcpu_speed)"; fi; }
+echo "a cache line between CPUs after the runs: $(xc) ns; each CPU's 8 MB chase, ns a load: $(vs)"

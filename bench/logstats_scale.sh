@@ -80,7 +80,8 @@ done
 # The time a cache line takes between the two CPUs now (bench/xcore.c): our
 # VMs' 2-worker figures depend on it (bench/README.md, "Cross-core moves").
 xc() { if [ -x "$build/xcore" ]; then "$build/xcore"; else echo "? (no $build/xcore)"; fi; }
-xc_before=$(xc)
+vs() { if [ -x "$build/vcpu_speed" ]; then "$build/vcpu_speed"; else echo "? (no $build/vcpu_speed)"; fi; }
+xc_before=$(xc) vs_before=$(vs)
 for ((r = 1; r <= runs; r++)); do
     for i in "${!cases[@]}"; do
         t0=$EPOCHREALTIME
@@ -93,6 +94,7 @@ done
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "logstats over $lines lines: medians of $runs interleaved runs; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "a cache line between CPUs: $xc_before ns before the runs, $(xc) ns after"
+echo "each CPU's 8 MB chase, ns a load: $vs_before before the runs, $(vs) after"
 printf '%-28s %8s %10s %10s %8s\n' tool threads "wall s" "CPU s" "2 / 1"
 one=''
 for i in "${!cases[@]}"; do

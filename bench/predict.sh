@@ -54,7 +54,8 @@ profile() {
 # The time a cache line takes between the two CPUs now (bench/xcore.c): our
 # VMs' 2-worker figures depend on it (bench/README.md, "Cross-core moves").
 xc() { if [ -x "$build/xcore" ]; then "$build/xcore"; else echo "? (no $build/xcore)"; fi; }
-echo "a cache line between CPUs before the runs: $(xc) ns"
+vs() { if [ -x "$build/vcpu_speed" ]; then "$build/vcpu_speed"; else echo "? (no $build/vcpu_speed)"; fi; }
+echo "a cache line between CPUs before the runs: $(xc) ns; each CPU's 8 MB chase, ns a load: $(vs)"
 printf '%-14s %9s %9s %7s | %9s %9s %7s | %6s %6s %6s | %s\n' program "1w meas" "1w pred" "err %" "2w meas" "2w pred" \
     "err %" "meas x" "pred1x" "pred2x" "xcore ns"
 row() { # NAME FILE [ARGS]
@@ -87,4 +88,4 @@ echo "from a 1-worker profile; pred1x/pred2x: the speedup predicted by the 1-/2-
 echo "xcore ns: a cache line's move between the CPUs before each 2-worker run (over ~100 ns: the far"
 echo "placement, in which 2-worker runs of fine-grained programs take up to 1.5x longer: bench/README.md)"
 echo "(medians of $runs runs; $lines input lines)"
-echo "a cache line between CPUs after the runs: $(xc) ns"
+echo "a cache line between CPUs after the runs: $(xc) ns; each CPU's 8 MB chase, ns a load: $(vs)"
